@@ -1,0 +1,165 @@
+{{/*
+Deployment, Service and (embedded database mode) PersistentVolumeClaim of one gRPC service.
+The services differ only in name, entry point and values section, so each component file
+(accounts.yaml, inventory.yaml, ...) renders this with (dict "ctx" $ "component" "<name>").
+*/}}
+{{- define "ad-serving.grpcService" -}}
+{{- $ctx := .ctx }}
+{{- $component := .component }}
+{{- $values := index $ctx.Values $component }}
+{{- $global := $ctx.Values.global }}
+{{- $embedded := include "ad-serving.embeddedDatabase" $ctx }}
+{{- $name := include "ad-serving.componentName" . }}
+{{- if $embedded }}
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: {{ $name }}-data
+  labels:
+    {{- include "ad-serving.labels" . | nindent 4 }}
+  annotations:
+    # The embedded database outlives upgrades and uninstalls.
+    helm.sh/resource-policy: keep
+spec:
+  accessModes:
+    {{- toYaml $global.database.embedded.persistence.accessModes | nindent 4 }}
+  {{- with $global.database.embedded.persistence.storageClass }}
+  storageClassName: {{ . | quote }}
+  {{- end }}
+  resources:
+    requests:
+      storage: {{ $global.database.embedded.persistence.size }}
+---
+{{- end }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $name }}
+  labels:
+    {{- include "ad-serving.labels" . | nindent 4 }}
+spec:
+  replicas: {{ $values.replicaCount }}
+  revisionHistoryLimit: 5
+  {{- if $embedded }}
+  # One process owns the embedded database: never run the old and the new pod together.
+  strategy:
+    type: Recreate
+  {{- end }}
+  selector:
+    matchLabels:
+      {{- include "ad-serving.selectorLabels" . | nindent 6 }}
+  template:
+    metadata:
+      labels:
+        {{- include "ad-serving.labels" . | nindent 8 }}
+        {{- with $values.podLabels }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+      {{- $annotations := merge (include "ad-serving.checksumAnnotations" $ctx | fromYaml) $values.podAnnotations }}
+      {{- with $annotations }}
+      annotations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+    spec:
+      serviceAccountName: {{ include "ad-serving.serviceAccountName" $ctx }}
+      automountServiceAccountToken: false
+      {{- with $global.imagePullSecrets }}
+      imagePullSecrets:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      securityContext:
+        {{- toYaml $global.podSecurityContext | nindent 8 }}
+      terminationGracePeriodSeconds: {{ $global.terminationGracePeriodSeconds }}
+      {{- with (include "ad-serving.scheduling" . | trim) }}
+      {{- . | nindent 6 }}
+      {{- end }}
+      containers:
+        - name: {{ $component }}
+          image: {{ include "ad-serving.image" $ctx }}
+          imagePullPolicy: {{ $global.image.pullPolicy }}
+          command: ["node", "dist/services/{{ $component }}/main.js"]
+          ports:
+            - name: grpc
+              containerPort: {{ $global.grpcPort }}
+              protocol: TCP
+            - name: metrics
+              containerPort: {{ $global.metricsPort }}
+              protocol: TCP
+          env:
+            - name: GRPC_PORT
+              value: {{ $global.grpcPort | quote }}
+            {{- with (include "ad-serving.databaseEnv" $ctx | trim) }}
+            {{- . | nindent 12 }}
+            {{- end }}
+            {{- with (include "ad-serving.commonEnv" . | trim) }}
+            {{- . | nindent 12 }}
+            {{- end }}
+            {{- with $values.extraEnv }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
+          # grpc.health.v1 on the gRPC port. The startup probe leaves time for schema migrations.
+          startupProbe:
+            grpc:
+              port: {{ $global.grpcPort }}
+            periodSeconds: 5
+            failureThreshold: 60
+          readinessProbe:
+            grpc:
+              port: {{ $global.grpcPort }}
+            periodSeconds: 5
+            timeoutSeconds: 3
+            failureThreshold: 3
+          livenessProbe:
+            grpc:
+              port: {{ $global.grpcPort }}
+            periodSeconds: 10
+            timeoutSeconds: 5
+            failureThreshold: 6
+          {{- with (include "ad-serving.lifecycle" $ctx | trim) }}
+          {{- . | nindent 10 }}
+          {{- end }}
+          resources:
+            {{- toYaml $values.resources | nindent 12 }}
+          securityContext:
+            {{- toYaml $global.securityContext | nindent 12 }}
+          volumeMounts:
+            - name: tmp
+              mountPath: /tmp
+            - name: data
+              mountPath: /data
+      volumes:
+        - name: tmp
+          emptyDir: {}
+        - name: data
+          {{- if $embedded }}
+          persistentVolumeClaim:
+            claimName: {{ $name }}-data
+          {{- else }}
+          emptyDir: {}
+          {{- end }}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ $name }}
+  labels:
+    {{- include "ad-serving.labels" . | nindent 4 }}
+  {{- with $values.service.annotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+spec:
+  type: ClusterIP
+  selector:
+    {{- include "ad-serving.selectorLabels" . | nindent 4 }}
+  ports:
+    - name: grpc
+      port: {{ $global.grpcPort }}
+      targetPort: grpc
+      protocol: TCP
+      appProtocol: grpc
+    - name: metrics
+      port: {{ $global.metricsPort }}
+      targetPort: metrics
+      protocol: TCP
+{{- end }}

@@ -1,0 +1,254 @@
+{{/*
+Shared names, labels and environment of the ad-serving chart.
+Component templates call these with either the root context or
+(dict "ctx" $ "component" "<name>").
+*/}}
+
+{{/* The gRPC services, in the order the chart renders them. */}}
+{{- define "ad-serving.grpcServices" -}}
+accounts inventory selfserve reporting
+{{- end }}
+
+{{/* Every component (gateway first). */}}
+{{- define "ad-serving.components" -}}
+gateway {{ include "ad-serving.grpcServices" . }}
+{{- end }}
+
+{{- define "ad-serving.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Release-wide prefix; components are named "<fullname>-<component>".
+*/}}
+{{- define "ad-serving.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "ad-serving.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Name of a component's Deployment and Service: (dict "ctx" $ "component" "accounts") */}}
+{{- define "ad-serving.componentName" -}}
+{{- printf "%s-%s" (include "ad-serving.fullname" .ctx) .component | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels on every object of the release. */}}
+{{- define "ad-serving.commonLabels" -}}
+helm.sh/chart: {{ include "ad-serving.chart" . }}
+app.kubernetes.io/part-of: {{ include "ad-serving.name" . }}
+app.kubernetes.io/version: {{ .Values.global.image.tag | default .Chart.AppVersion | trunc 63 | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/* Selector labels of a component: (dict "ctx" $ "component" "accounts") */}}
+{{- define "ad-serving.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "ad-serving.name" .ctx }}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/* All labels of a component's objects: (dict "ctx" $ "component" "accounts") */}}
+{{- define "ad-serving.labels" -}}
+{{ include "ad-serving.commonLabels" .ctx }}
+{{ include "ad-serving.selectorLabels" . }}
+{{- end }}
+
+{{/* Release-wide selector (every component). */}}
+{{- define "ad-serving.releaseSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "ad-serving.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "ad-serving.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "ad-serving.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "ad-serving.image" -}}
+{{- $image := .Values.global.image }}
+{{- if $image.digest }}
+{{- printf "%s@%s" $image.repository $image.digest }}
+{{- else }}
+{{- printf "%s:%s" $image.repository (toString ($image.tag | default .Chart.AppVersion)) }}
+{{- end }}
+{{- end }}
+
+{{/* Secret created by the chart for DATABASE_URL / REDIS_URL given as plain values. */}}
+{{- define "ad-serving.secretName" -}}
+{{- printf "%s-env" (include "ad-serving.fullname" .) }}
+{{- end }}
+
+{{- define "ad-serving.embeddedDatabase" -}}
+{{- if eq .Values.global.database.mode "embedded" }}true{{ end }}
+{{- end }}
+
+{{/* True when the chart must create its Secret. */}}
+{{- define "ad-serving.createSecret" -}}
+{{- $db := .Values.global.database }}
+{{- $redis := .Values.global.redis }}
+{{- if or (and (eq $db.mode "external") (not $db.existingSecret) $db.url) (and (not $redis.existingSecret) $redis.url) }}true{{ end }}
+{{- end }}
+
+{{/*
+Checks the values once; included by every component template so that any render fails early.
+*/}}
+{{- define "ad-serving.validate" -}}
+{{- $db := .Values.global.database }}
+{{- if not (has $db.mode (list "external" "embedded")) }}
+{{- fail (printf "global.database.mode must be \"external\" or \"embedded\", not %q" $db.mode) }}
+{{- end }}
+{{- if and (eq $db.mode "external") (not $db.existingSecret) (not $db.url) }}
+{{- fail "global.database.mode=external needs global.database.url or global.database.existingSecret" }}
+{{- end }}
+{{- if eq $db.mode "embedded" }}
+{{- range $component := splitList " " (include "ad-serving.grpcServices" .) }}
+{{- if gt (int (index $.Values $component).replicaCount) 1 }}
+{{- fail (printf "%s.replicaCount > 1 needs global.database.mode=external (an embedded database belongs to one process)" $component) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* SERVE_BASE_URL: explicit, else the first ingress host over https. */}}
+{{- define "ad-serving.serveBaseUrl" -}}
+{{- if .Values.global.serveBaseUrl }}
+{{- .Values.global.serveBaseUrl }}
+{{- else if and .Values.gateway.ingress.enabled .Values.gateway.ingress.hosts }}
+{{- printf "https://%s" (first .Values.gateway.ingress.hosts).host }}
+{{- end }}
+{{- end }}
+
+{{/* Peer addresses: every process can reach every service through its Service name. */}}
+{{- define "ad-serving.peerEnv" -}}
+{{- $ctx := . }}
+{{- range $service := splitList " " (include "ad-serving.grpcServices" .) }}
+- name: {{ printf "%s_ADDR" (upper $service) }}
+  value: {{ printf "%s:%v" (include "ad-serving.componentName" (dict "ctx" $ctx "component" $service)) $ctx.Values.global.grpcPort | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+Environment shared by every component: (dict "ctx" $ "component" "accounts")
+*/}}
+{{- define "ad-serving.commonEnv" -}}
+{{- $ctx := .ctx }}
+{{- $global := $ctx.Values.global }}
+- name: LOG_LEVEL
+  value: {{ $global.logLevel | quote }}
+- name: METRICS_PORT
+  value: {{ $global.metricsPort | quote }}
+- name: DATA_DIR
+  value: /data
+{{- include "ad-serving.peerEnv" $ctx }}
+{{- if $global.redis.existingSecret }}
+- name: REDIS_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $global.redis.existingSecret }}
+      key: {{ $global.redis.existingSecretKey }}
+{{- else if $global.redis.url }}
+- name: REDIS_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "ad-serving.secretName" $ctx }}
+      key: REDIS_URL
+{{- end }}
+{{- if $global.otel.endpoint }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ $global.otel.endpoint | quote }}
+- name: K8S_POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: K8S_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+- name: OTEL_RESOURCE_ATTRIBUTES
+  value: {{ printf "k8s.namespace.name=$(K8S_NAMESPACE),k8s.pod.name=$(K8S_POD_NAME),k8s.deployment.name=%s" (include "ad-serving.componentName" .) | quote }}
+{{- end }}
+{{- with $global.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* DATABASE_URL of a gRPC service (external mode only). */}}
+{{- define "ad-serving.databaseEnv" -}}
+{{- $db := .Values.global.database }}
+{{- if eq $db.mode "external" }}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      {{- if $db.existingSecret }}
+      name: {{ $db.existingSecret }}
+      key: {{ $db.existingSecretKey }}
+      {{- else }}
+      name: {{ include "ad-serving.secretName" . }}
+      key: DATABASE_URL
+      {{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Pod annotations that roll the pods when the chart's Secret changes. */}}
+{{- define "ad-serving.checksumAnnotations" -}}
+{{- if include "ad-serving.createSecret" . }}
+checksum/secret: {{ include (print .Template.BasePath "/secret.yaml") . | sha256sum }}
+{{- end }}
+{{- end }}
+
+{{/* preStop pause, so that endpoints are gone before the process starts draining. */}}
+{{- define "ad-serving.lifecycle" -}}
+{{- if .Values.global.preStopSleepSeconds }}
+lifecycle:
+  preStop:
+    exec:
+      command: ["sleep", "{{ .Values.global.preStopSleepSeconds }}"]
+{{- end }}
+{{- end }}
+
+{{/*
+Pod scheduling settings from a component's values section: (dict "ctx" $ "component" "accounts")
+A topology spread constraint without labelSelector spreads the component's own pods.
+*/}}
+{{- define "ad-serving.scheduling" -}}
+{{- $values := index .ctx.Values .component }}
+{{- with $values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- if $values.topologySpreadConstraints }}
+{{- $selector := include "ad-serving.selectorLabels" . | fromYaml }}
+{{- $constraints := list }}
+{{- range $values.topologySpreadConstraints }}
+{{- $constraint := deepCopy . }}
+{{- if not $constraint.labelSelector }}
+{{- $_ := set $constraint "labelSelector" (dict "matchLabels" $selector) }}
+{{- end }}
+{{- $constraints = append $constraints $constraint }}
+{{- end }}
+topologySpreadConstraints:
+  {{- toYaml $constraints | nindent 2 }}
+{{- end }}
+{{- end }}

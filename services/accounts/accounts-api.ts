@@ -1,0 +1,136 @@
+import crypto from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import type { ServerWritableStream } from '@grpc/grpc-js';
+import {
+  AccountsService,
+  Mode as ProtoMode,
+  type Account,
+  type ApiKey,
+  type CreateAccountRequest,
+  type KeyRevocation,
+} from '../../proto/gen/adserver/accounts/v1/accounts';
+import type { Database } from '../shared/db';
+import { formatTimestamp } from '../shared/db';
+import { fail } from '../shared/errors';
+import { implement, type ServiceBinding } from '../shared/grpc/server';
+import { hashPassword } from '../shared/passwords';
+import type { Mode } from '../shared/tenant';
+import { newApiKey } from './keys';
+
+/** Account features an operator can switch on. */
+export const FEATURES = ['native-to-image', 'self-serve'] as const;
+
+interface AccountRow {
+  id: number;
+  name: string;
+  email: string | null;
+  features: string[];
+  created_at: Date;
+}
+
+interface KeyRow {
+  id: number;
+  account_id: number;
+  mode: Mode;
+  key_hash: string;
+  prefix: string;
+  created_at: Date;
+}
+
+const toProtoMode = (m: Mode) => (m === 'test' ? ProtoMode.MODE_TEST : ProtoMode.MODE_LIVE);
+const fromProtoMode = (m: ProtoMode): Mode | undefined => (m === ProtoMode.MODE_TEST ? 'test' : m === ProtoMode.MODE_LIVE ? 'live' : undefined);
+
+function toAccount(r: AccountRow): Account {
+  return { id: Number(r.id), name: r.name, email: r.email ?? '', features: r.features ?? [], createdAt: formatTimestamp(r.created_at) };
+}
+
+function toApiKey(r: KeyRow): ApiKey {
+  return { id: Number(r.id), accountId: Number(r.account_id), mode: toProtoMode(r.mode), prefix: r.prefix, createdAt: formatTimestamp(r.created_at) };
+}
+
+/** Accounts and API keys: the operator-facing API (admin CLI) and key resolution for gateways. */
+export function accountsBinding(db: Database): ServiceBinding {
+  const knex = db.knex;
+  const revocations = new EventEmitter();
+  revocations.setMaxListeners(0);
+
+  const getAccount = async (id: number): Promise<AccountRow> => {
+    const row = await knex<AccountRow>('accounts').where({ id }).first();
+    if (!row) throw fail.notFound('account', id);
+    return row;
+  };
+
+  const unary = implement('accounts.Accounts', {
+    async createAccount(req: CreateAccountRequest) {
+      const name = req.name.trim();
+      if (!name || name.length > 255) throw fail.invalid([{ field: 'name', type: 'invalid_value', message: "'name' is required (1-255 characters)." }]);
+      const unknown = req.features.filter((f) => !(FEATURES as readonly string[]).includes(f));
+      if (unknown.length) throw fail.invalid([{ field: 'features', type: 'invalid_value', message: `Unknown feature '${unknown[0]}'; known: ${FEATURES.join(', ')}.` }]);
+      if (req.password && req.password.length < 8) throw fail.invalid([{ field: 'password', type: 'invalid_value', message: "'password' must be at least 8 characters long." }]);
+      const passwordHash = req.password ? await hashPassword(req.password) : null;
+      const test = newApiKey('test');
+      const live = newApiKey('live');
+      const account = await knex.transaction(async (trx) => {
+        const [acc] = await trx<AccountRow>('accounts')
+          .insert({ name, email: req.email || null, password_hash: passwordHash, features: JSON.stringify([...new Set(req.features)]) } as never)
+          .returning('*');
+        await trx('api_keys').insert([
+          { account_id: acc.id, mode: 'test', key_hash: test.hash, prefix: test.prefix },
+          { account_id: acc.id, mode: 'live', key_hash: live.hash, prefix: live.prefix },
+        ]);
+        return acc;
+      });
+      return { account: toAccount(account), testKey: test.secret, liveKey: live.secret };
+    },
+
+    async getAccount(req: { id: number }) {
+      return toAccount(await getAccount(req.id));
+    },
+
+    async resolveKey(req: { keyHash: string }) {
+      if (!/^[0-9a-f]{64}$/.test(req.keyHash)) throw fail.notFound('API key', 'given');
+      const row = await knex('api_keys as k')
+        .join('accounts as a', 'a.id', 'k.account_id')
+        .where('k.key_hash', req.keyHash)
+        .first<KeyRow & { features: string[] }>('k.id', 'k.account_id', 'k.mode', 'k.key_hash', 'a.features');
+      // The index finds the row; the comparison itself is constant-time all the same.
+      if (!row || !crypto.timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(req.keyHash, 'hex'))) {
+        throw fail.notFound('API key', 'given');
+      }
+      return { accountId: Number(row.account_id), mode: toProtoMode(row.mode), keyId: Number(row.id), features: row.features ?? [] };
+    },
+
+    async createApiKey(req: { accountId: number; mode: ProtoMode }) {
+      await getAccount(req.accountId);
+      const mode = fromProtoMode(req.mode);
+      if (!mode) throw fail.invalid([{ field: 'mode', type: 'invalid_value', message: "'mode' must be test or live." }]);
+      const key = newApiKey(mode);
+      const [row] = await knex<KeyRow>('api_keys').insert({ account_id: req.accountId, mode, key_hash: key.hash, prefix: key.prefix }).returning('*');
+      return { key: toApiKey(row), secret: key.secret };
+    },
+
+    async listApiKeys(req: { accountId: number }) {
+      await getAccount(req.accountId);
+      const rows = await knex<KeyRow>('api_keys').where({ account_id: req.accountId }).orderBy('id');
+      return { keys: rows.map(toApiKey) };
+    },
+
+    async deleteApiKey(req: { accountId: number; keyId: number }) {
+      const [row] = await knex<KeyRow>('api_keys').where({ account_id: req.accountId, id: req.keyId }).delete().returning('*');
+      if (!row) throw fail.notFound('API key', req.keyId);
+      revocations.emit('revoked', row.key_hash);
+      return { keyId: Number(row.id) };
+    },
+  });
+
+  const watchKeyRevocations = (call: ServerWritableStream<unknown, KeyRevocation>) => {
+    const onRevoked = (keyHash: string) => call.write({ keyHash });
+    revocations.on('revoked', onRevoked);
+    const done = () => revocations.off('revoked', onRevoked);
+    call.on('cancelled', done);
+    call.on('close', done);
+    call.on('error', done);
+  };
+
+  return { definition: AccountsService, implementation: { ...unary, watchKeyRevocations } };
+}

@@ -1,0 +1,30 @@
+import type { Migration } from '../shared/db';
+import { resourcesTableMigration } from '../shared/resource-store';
+
+export const migrations: Migration[] = [
+  resourcesTableMigration,
+  {
+    name: '0002_accounts_and_keys',
+    async up(db) {
+      await db.schema.createTable('accounts', (t) => {
+        t.bigIncrements('id').primary();
+        t.string('name', 255).notNullable();
+        t.string('email', 255).nullable();
+        t.text('password_hash').nullable();
+        t.jsonb('features').notNullable().defaultTo('[]');
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(db.fn.now());
+      });
+      await db.schema.createTable('api_keys', (t) => {
+        t.bigIncrements('id').primary();
+        t.bigInteger('account_id').notNullable().references('id').inTable('accounts').onDelete('CASCADE');
+        t.string('mode', 4).notNullable();
+        // SHA-256 of the secret, hex; the secret itself is shown once and never stored.
+        t.string('key_hash', 64).notNullable().unique();
+        t.string('prefix', 16).notNullable();
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.index(['account_id']);
+      });
+      await db.raw("alter table api_keys add constraint api_keys_mode_check check (mode in ('test', 'live'))");
+    },
+  },
+];

@@ -1,0 +1,24 @@
+import type { ServiceSpec } from '../shared/service-main';
+import { hashPassword, randomPassword } from '../shared/passwords';
+import type { KindHooks } from '../shared/resource-store';
+import { accountsBinding } from './accounts-api';
+import { migrations } from './migrations';
+
+/** Publisher and advertiser passwords: random when blank, stored only as a hash. */
+const portalUser: KindHooks = {
+  async prepare(values, ctx) {
+    const given = typeof values.password === 'string' && values.password !== '';
+    if (given || ctx.op === 'create') {
+      values.password_hash = await hashPassword(given ? (values.password as string) : randomPassword());
+      values.has_password = given;
+    }
+    delete values.password;
+  },
+};
+
+export const accountsService: ServiceSpec = {
+  name: 'accounts',
+  migrations,
+  hooks: { publisher: portalUser, advertiser: portalUser },
+  bindings: (db) => [accountsBinding(db)],
+};

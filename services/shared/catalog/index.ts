@@ -1,0 +1,49 @@
+import { accountsKinds } from './kinds/accounts';
+import type { ApiVersion, FieldSpec, KindGroup, ResourceKind, ServiceName } from './types';
+
+export * from './types';
+
+/** Every resource kind of the platform. Adding a resource means adding its description here. */
+export const KINDS: readonly ResourceKind[] = [...accountsKinds];
+
+/** List-only collections spanning several kinds ("all types"). */
+export const GROUPS: readonly KindGroup[] = [];
+
+const byName = new Map(KINDS.map((k) => [k.kind, k]));
+
+export function findKind(name: string): ResourceKind | undefined {
+  return byName.get(name);
+}
+
+export function getKind(name: string): ResourceKind {
+  const k = byName.get(name);
+  if (!k) throw new Error(`unknown resource kind ${name}`);
+  return k;
+}
+
+export function kindsOf(service: ServiceName): ResourceKind[] {
+  return KINDS.filter((k) => k.service === service);
+}
+
+/** The kind whose `object` is `object` in `version` (v1 `image_banner` -> `image_ad_item`). */
+export function kindForObject(version: ApiVersion, object: string): ResourceKind | undefined {
+  return KINDS.find((k) => k.views[version]?.object === object);
+}
+
+export interface ChildLink {
+  child: ResourceKind;
+  field: string;
+  spec: FieldSpec;
+}
+
+/** Fields of any kind that reference `parentKind` (by `ref` or a typed_ref's `refKinds`). */
+export function referencesTo(parentKind: string): ChildLink[] {
+  const links: ChildLink[] = [];
+  for (const child of KINDS) {
+    for (const [field, spec] of Object.entries(child.fields)) {
+      if (spec.readOnly) continue;
+      if (spec.ref === parentKind || spec.refKinds?.includes(parentKind)) links.push({ child, field, spec });
+    }
+  }
+  return links;
+}

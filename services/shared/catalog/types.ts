@@ -1,0 +1,112 @@
+/**
+ * The resource description language. One `ResourceKind` per resource drives the owning service's
+ * validation and storage and the gateway's v1/v2 routes, field filtering and expansion.
+ * Kinds are named canonically after their v2 object (`standard_zone`, `image_ad_item`); each API
+ * version exposes a view of the kind under its own object name and path.
+ */
+
+export type ServiceName = 'accounts' | 'inventory' | 'selfserve' | 'reporting';
+export type ApiVersion = 'v1' | 'v2';
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+export type FieldType =
+  | 'string'
+  | 'integer'
+  | 'number'
+  | 'boolean'
+  | 'object'
+  | 'array'
+  /** integer id of another resource (`ref` names its kind); expandable */
+  | 'ref'
+  /** `{id, type}` reference whose `type` is the referenced resource's object name; expandable */
+  | 'typed_ref';
+
+export interface FieldSpec {
+  type: FieldType;
+  /** Must be present on create. */
+  required?: boolean;
+  /** null is an accepted value. */
+  nullable?: boolean;
+  /** Stored on create when the field is omitted. */
+  default?: Json | (() => Json);
+  enum?: readonly (string | number)[];
+  /** Inclusive bounds for integer and number fields. */
+  min?: number;
+  max?: number;
+  minLength?: number;
+  maxLength?: number;
+  /** An empty string counts as "not given" (passwords: random when blank). */
+  blankAsMissing?: boolean;
+  format?: 'email' | 'url' | 'date' | 'size';
+  /** For 'ref': the referenced kind. */
+  ref?: string;
+  /** For 'typed_ref': the kinds it may reference. */
+  refKinds?: readonly string[];
+  /**
+   * The referenced resource owns this one: archiving it archives this resource too, unarchiving it
+   * restores what it archived, deleting it deletes this resource.
+   */
+  parent?: boolean;
+  /** What happens to this resource when the (non-parent) referenced resource is deleted. */
+  onRefDelete?: 'delete' | 'nullify';
+  /** Accepted on input, never returned (passwords). */
+  writeOnly?: boolean;
+  /** Set by the service; ignored on input. */
+  readOnly?: boolean;
+  /** Settable on create only; rejected on update. */
+  createOnly?: boolean;
+  /** Element spec of an 'array' field. */
+  items?: FieldSpec;
+  /** Known members of an 'object' field (others rejected when `closed`). */
+  properties?: Record<string, FieldSpec>;
+  closed?: boolean;
+  /** Maximum JSON size in bytes of an 'object' or 'array' value. */
+  maxBytes?: number;
+}
+
+export type Operation = 'list' | 'create' | 'get' | 'update' | 'delete';
+
+export interface VersionView {
+  /** The `object` value in this version. */
+  object: string;
+  /** Collection path, e.g. `/v1/publishers`. */
+  path: string;
+  /**
+   * Fields shown and accepted in this version, by their names in this version, in output order.
+   * Default: every field of the kind.
+   */
+  fields?: readonly string[];
+  /** Field names that differ in this version: version name -> canonical name. */
+  rename?: Readonly<Record<string, string>>;
+  /** Operations served (default all five). Others answer 501. */
+  operations?: readonly Operation[];
+  /** Operations that exist but are refused with 400 and this message (v2 flash create). */
+  disabled?: Partial<Record<Operation, string>>;
+  /** Archive/unarchive routes: v1 `GET /{id}/archive`, `/{id}/unarchive`. */
+  archive?: boolean;
+}
+
+export interface ResourceKind {
+  kind: string;
+  service: ServiceName;
+  /** Human name used in messages ("publisher", "image ad item"). */
+  title: string;
+  fields: Record<string, FieldSpec>;
+  /** Output names of the created/modified timestamps, when the kind shows them. */
+  timestamps?: { created?: string; modified?: string };
+  archivable?: boolean;
+  views: Partial<Record<ApiVersion, VersionView>>;
+}
+
+/** A list-only collection over several kinds ("all types"), e.g. GET /v1/zones. */
+export interface KindGroup {
+  version: ApiVersion;
+  path: string;
+  kinds: readonly string[];
+}
+
+export interface ParameterError {
+  field: string;
+  type: 'missing_field' | 'invalid_value' | 'unknown_field' | 'read_only' | 'invalid_reference';
+  message: string;
+}

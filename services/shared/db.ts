@@ -1,0 +1,91 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import knexFactory, { type Knex } from 'knex';
+import pg from 'pg';
+import ClientPgLite from 'knex-pglite';
+import type { ServiceName } from './catalog/types';
+import { dataDir, envInt, envStr } from './config';
+import { registerPool } from './metrics';
+import { log } from './log';
+
+// Ids are bigserial; they stay far below 2^53, so hand them to JS as numbers.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number(v));
+
+export interface Migration {
+  name: string;
+  up(db: Knex): Promise<void>;
+  down?(db: Knex): Promise<void>;
+}
+
+export interface Database {
+  knex: Knex;
+  /** Schema holding this service's tables ('public' for the embedded database, which it owns alone). */
+  schema: string;
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+/** The schema a service uses on a shared Postgres server: DB_SCHEMA, else DB_SCHEMA_PREFIX + name. */
+export function schemaFor(service: ServiceName): string {
+  const schema = envStr('DB_SCHEMA', `${envStr('DB_SCHEMA_PREFIX', '')}${service}`)!;
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid schema name '${schema}'`);
+  return schema;
+}
+
+/**
+ * Opens the service's database and brings its schema up to date. With DATABASE_URL the service uses
+ * its own schema on that server; without it an embedded Postgres (PGlite) under DATA_DIR/<service>.
+ */
+export async function openDatabase(service: ServiceName, migrations: Migration[]): Promise<Database> {
+  const url = envStr('DATABASE_URL');
+  let knex: Knex;
+  let schema: string;
+  if (url) {
+    schema = schemaFor(service);
+    const admin = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
+    try {
+      await admin.raw('create schema if not exists ??', [schema]);
+    } finally {
+      await admin.destroy();
+    }
+    knex = knexFactory({
+      client: 'pg',
+      connection: url,
+      searchPath: [schema],
+      pool: {
+        min: 0,
+        max: envInt('DB_POOL_MAX', 10),
+        // A connection broken by a Postgres restart is dropped at checkout rather than handed out.
+        afterCreate: (conn: pg.Client, done: (err: Error | null, conn: pg.Client) => void) => {
+          conn.on('error', (err) => log.warn('database connection error', { error: err.message }));
+          done(null, conn);
+        },
+      },
+      acquireConnectionTimeout: envInt('DB_ACQUIRE_TIMEOUT_MS', 5000),
+    });
+  } else {
+    schema = 'public';
+    const dir = path.join(dataDir(), service);
+    fs.mkdirSync(dir, { recursive: true });
+    knex = knexFactory({ client: ClientPgLite as unknown as typeof knexFactory.Client, dialect: 'postgres', connection: { filename: dir } as never });
+  }
+  const source: Knex.MigrationSource<Migration> = {
+    getMigrations: async () => migrations,
+    getMigrationName: (m) => m.name,
+    // Forward-only in production; a migration without `down` cannot be rolled back.
+    getMigration: async (m) => ({ up: m.up, down: m.down ?? (async () => { throw new Error(`${m.name} cannot be rolled back`); }) }),
+  };
+  await knex.migrate.latest({ migrationSource: source, schemaName: schema === 'public' ? undefined : schema });
+  const client = knex.client as { pool?: { numUsed(): number; numFree(): number } };
+  registerPool({ service, read: () => (client.pool ? { used: client.pool.numUsed(), free: client.pool.numFree() } : undefined) });
+  log.info('database ready', { embedded: !url, schema });
+  return { knex, schema, embedded: !url, close: () => knex.destroy() };
+}
+
+/** `YYYY-MM-DD HH:MM:SS` in UTC, the API's timestamp form. */
+export function formatTimestamp(value: Date | string | null | undefined): string {
+  if (!value) return '';
+  const d = value instanceof Date ? value : new Date(value);
+  return d.toISOString().slice(0, 19).replace('T', ' ');
+}

@@ -1,0 +1,118 @@
+import * as grpc from '@grpc/grpc-js';
+import { HealthCheckResponse_ServingStatus, HealthService, type HealthServer } from '../../../proto/gen/grpc/health/v1/health';
+import { ServiceError } from '../errors';
+import { errorFields, log } from '../log';
+import { grpcServerHandled, grpcServerLatency } from '../metrics';
+
+/** A unary handler written as an async function; errors become gRPC statuses. */
+export type AsyncUnary<Req, Res> = (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>;
+
+/**
+ * Adapts async handlers to grpc-js: records metrics, turns ServiceError into its status with the
+ * reason/parameters metadata, and hides unexpected errors behind INTERNAL (logged, never leaked).
+ */
+export function implement<T extends Record<string, AsyncUnary<any, any>>>(serviceName: string, handlers: T): grpc.UntypedServiceImplementation {
+  const impl: grpc.UntypedServiceImplementation = {};
+  for (const [method, fn] of Object.entries(handlers)) {
+    impl[method] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+      const stop = grpcServerLatency.startTimer({ service: serviceName, method });
+      fn(call.request, call).then(
+        (res) => {
+          stop();
+          grpcServerHandled.inc({ service: serviceName, method, code: 'OK' });
+          callback(null, res);
+        },
+        (err: unknown) => {
+          stop();
+          const status = toStatus(err, serviceName, method);
+          grpcServerHandled.inc({ service: serviceName, method, code: grpc.status[status.code ?? grpc.status.UNKNOWN] });
+          callback(status, null);
+        },
+      );
+    };
+  }
+  return impl;
+}
+
+function toStatus(err: unknown, service: string, method: string): Partial<grpc.StatusObject> {
+  if (err instanceof ServiceError) return { code: err.code, details: err.message, metadata: err.toMetadata() };
+  // A failed call to a peer service carries its own status: pass unavailability through.
+  const code = (err as { code?: unknown })?.code;
+  if (code === grpc.status.UNAVAILABLE || code === grpc.status.DEADLINE_EXCEEDED) {
+    return { code: grpc.status.UNAVAILABLE, details: 'A service this request depends on is unavailable; retry shortly.' };
+  }
+  if (isDatabaseUnavailable(err)) {
+    log.warn('database unavailable', { service, method, ...errorFields(err) });
+    return { code: grpc.status.UNAVAILABLE, details: 'The database is unavailable; retry shortly.' };
+  }
+  log.error('unhandled error in gRPC handler', { service, method, ...errorFields(err) });
+  return { code: grpc.status.INTERNAL, details: 'Internal error.' };
+}
+
+const DB_UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08003', '08006', '53300']);
+
+/** Connection-level database failures (server restart, refused, timed-out pool): retryable, not bugs. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: string; message?: string; name?: string };
+  if (e?.code && DB_UNAVAILABLE_CODES.has(e.code)) return true;
+  if (e?.name === 'KnexTimeoutError') return true;
+  const msg = e?.message ?? '';
+  return /Connection terminated|terminating connection|connection is closed|Client has encountered a connection error/i.test(msg);
+}
+
+export interface RunningServer {
+  server: grpc.Server;
+  port: number;
+  setServing(serving: boolean): void;
+  /** Stops accepting calls, lets in-flight calls finish (up to `graceMs`), then stops. */
+  shutdown(graceMs?: number): Promise<void>;
+}
+
+export interface ServiceBinding {
+  definition: grpc.ServiceDefinition;
+  implementation: grpc.UntypedServiceImplementation;
+}
+
+/** Starts a gRPC server with the standard health service next to `bindings`. */
+export async function startGrpcServer(name: string, port: number, bindings: ServiceBinding[], host = '0.0.0.0'): Promise<RunningServer> {
+  const server = new grpc.Server({ 'grpc.max_receive_message_length': 8 * 1024 * 1024 });
+  let serving = true;
+  const watchers = new Set<grpc.ServerWritableStream<unknown, unknown>>();
+  const statusNow = () => ({ status: serving ? HealthCheckResponse_ServingStatus.SERVING : HealthCheckResponse_ServingStatus.NOT_SERVING });
+  const health: HealthServer = {
+    check: (_call, cb) => cb(null, statusNow()),
+    watch: (call) => {
+      call.write(statusNow());
+      watchers.add(call as never);
+      call.on('cancelled', () => watchers.delete(call as never));
+    },
+  };
+  server.addService(HealthService, health);
+  for (const b of bindings) server.addService(b.definition, b.implementation);
+  const bound = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  log.info('gRPC listening', { service: name, port: bound });
+  return {
+    server,
+    port: bound,
+    setServing(v) {
+      serving = v;
+      for (const w of watchers) w.write(statusNow());
+    },
+    shutdown(graceMs = 10_000) {
+      serving = false;
+      for (const w of watchers) w.end();
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    },
+  };
+}

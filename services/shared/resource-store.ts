@@ -1,0 +1,321 @@
+import type { Metadata } from '@grpc/grpc-js';
+import type { Knex } from 'knex';
+import {
+  ResourcesClient,
+  ResourcesService,
+  type CascadeRequest,
+  type CascadeResponse,
+  type ListRequest,
+  type NotRestored,
+  type Resource,
+  type ResourceRef,
+} from '../../proto/gen/adserver/resources/v1/resources';
+import { findKind, getKind, referencesTo, type Json, type ParameterError, type ResourceKind, type ServiceName } from './catalog';
+import { validateInput } from './catalog/validate';
+import type { Database, Migration } from './db';
+import { formatTimestamp } from './db';
+import { fail, ServiceError } from './errors';
+import { call, clientFor } from './grpc/client';
+import { implement, type ServiceBinding } from './grpc/server';
+import { tenantFromMetadata, tenantMetadata, type Tenant } from './tenant';
+
+export type Attributes = Record<string, Json>;
+
+export interface HookContext {
+  tenant: Tenant;
+  op: 'create' | 'update';
+  /** Stored attributes before an update. */
+  existing?: Attributes;
+  db: Knex;
+}
+
+/** Per-kind behaviour the catalog cannot express: derived fields, secrets, cross-field rules. */
+export interface KindHooks {
+  /** Called with validated values before they are stored; may change them or throw a ServiceError. */
+  prepare?(values: Attributes, ctx: HookContext): Promise<void> | void;
+}
+
+/** The generic table every data-owning service keeps its catalog resources in. */
+export const resourcesTableMigration: Migration = {
+  name: '0001_resources',
+  async up(db) {
+    await db.schema.createTable('resources', (t) => {
+      t.bigIncrements('id').primary();
+      t.bigInteger('account_id').notNullable();
+      t.string('mode', 4).notNullable();
+      t.string('kind', 64).notNullable();
+      t.jsonb('attributes').notNullable().defaultTo('{}');
+      t.timestamp('archived_at', { useTz: true }).nullable();
+      // "kind:id" of the resource whose archiving took this one along; null when archived on its own.
+      t.string('archived_with', 96).nullable();
+      t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(db.fn.now());
+      t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(db.fn.now());
+      t.index(['account_id', 'mode', 'kind', 'id']);
+      t.index(['account_id', 'mode', 'archived_with']);
+    });
+    await db.raw("alter table resources add constraint resources_mode_check check (mode in ('test', 'live'))");
+    await db.raw('create index resources_attributes_gin on resources using gin (attributes jsonb_path_ops)');
+  },
+  async down(db) {
+    await db.schema.dropTable('resources');
+  },
+};
+
+interface Row {
+  id: number;
+  kind: string;
+  attributes: Attributes;
+  archived_at: Date | null;
+  archived_with: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const MAX_LIST_LIMIT = 1000;
+
+/**
+ * Storage and the Resources gRPC API for the catalog kinds one service owns. Every query is scoped
+ * to the caller's account and mode; cross-service references and cascades go through the owning
+ * service's gRPC API, never its tables.
+ */
+export class ResourceStore {
+  private readonly knex: Knex;
+
+  constructor(
+    private readonly service: ServiceName,
+    db: Database,
+    private readonly hooks: Record<string, KindHooks> = {},
+  ) {
+    this.knex = db.knex;
+  }
+
+  binding(): ServiceBinding {
+    const md = (c: { metadata: Metadata }) => c.metadata;
+    return {
+      definition: ResourcesService,
+      implementation: implement(`${this.service}.Resources`, {
+        create: async (req: { kind: string; attributes?: Attributes }, c) => this.create(tenantFromMetadata(md(c)), req.kind, req.attributes ?? {}),
+        get: async (req: { kind: string; id: number }, c) => this.get(tenantFromMetadata(md(c)), req.kind, req.id),
+        update: async (req: { kind: string; id: number; attributes?: Attributes }, c) =>
+          this.update(tenantFromMetadata(md(c)), req.kind, req.id, req.attributes ?? {}),
+        delete: async (req: { kind: string; id: number }, c) => this.delete(tenantFromMetadata(md(c)), req.kind, req.id),
+        list: async (req: ListRequest, c) => this.list(tenantFromMetadata(md(c)), req),
+        archive: async (req: { kind: string; id: number }, c) => ({ archived: await this.archive(tenantFromMetadata(md(c)), req.kind, req.id) }),
+        unarchive: async (req: { kind: string; id: number; include: string[] }, c) => this.unarchive(tenantFromMetadata(md(c)), req.kind, req.id, req.include),
+        cascadeArchive: async (req: CascadeRequest, c) => this.cascadeArchive(tenantFromMetadata(md(c)), req),
+        cascadeUnarchive: async (req: CascadeRequest, c) => this.cascadeUnarchive(tenantFromMetadata(md(c)), req),
+        cascadeDelete: async (req: CascadeRequest, c) => this.cascadeDelete(tenantFromMetadata(md(c)), req),
+      }),
+    };
+  }
+
+  private own(kindName: string): ResourceKind {
+    const k = findKind(kindName);
+    if (!k || k.service !== this.service) throw fail.badRequest(`Unknown resource kind '${kindName}'.`);
+    return k;
+  }
+
+  private scoped(t: Tenant, db: Knex | Knex.Transaction = this.knex) {
+    return db<Row>('resources').where('account_id', t.accountId).andWhere('mode', t.mode);
+  }
+
+  async create(t: Tenant, kindName: string, input: Attributes): Promise<Resource> {
+    const kind = this.own(kindName);
+    const { values, errors } = validateInput(kind, input, 'create');
+    if (errors.length) throw fail.invalid(errors);
+    await this.checkReferences(t, kind, values);
+    await this.hooks[kind.kind]?.prepare?.(values, { tenant: t, op: 'create', db: this.knex });
+    const [row] = await this.knex<Row>('resources')
+      .insert({ account_id: t.accountId, mode: t.mode, kind: kind.kind, attributes: JSON.stringify(values) as never } as never)
+      .returning('*');
+    return this.toResource(row);
+  }
+
+  async get(t: Tenant, kindName: string, id: number): Promise<Resource> {
+    const kind = this.own(kindName);
+    return this.toResource(await this.load(t, kind, id));
+  }
+
+  private async load(t: Tenant, kind: ResourceKind, id: number, db: Knex | Knex.Transaction = this.knex): Promise<Row> {
+    const row = await this.scoped(t, db).andWhere({ kind: kind.kind, id }).whereNull('archived_at').first();
+    if (!row) throw fail.notFound(kind.title, id);
+    return row;
+  }
+
+  async update(t: Tenant, kindName: string, id: number, input: Attributes): Promise<Resource> {
+    const kind = this.own(kindName);
+    const existing = await this.load(t, kind, id);
+    const { values, errors } = validateInput(kind, input, 'update');
+    if (errors.length) throw fail.invalid(errors);
+    await this.checkReferences(t, kind, values);
+    await this.hooks[kind.kind]?.prepare?.(values, { tenant: t, op: 'update', existing: existing.attributes, db: this.knex });
+    // Merge in the database so concurrent updates of different fields both survive.
+    const [row] = await this.scoped(t)
+      .andWhere({ kind: kind.kind, id })
+      .whereNull('archived_at')
+      .update({ attributes: this.knex.raw('attributes || ?::jsonb', [JSON.stringify(values)]) as never, updated_at: this.knex.fn.now() as never })
+      .returning('*');
+    if (!row) throw fail.notFound(kind.title, id);
+    return this.toResource(row);
+  }
+
+  async delete(t: Tenant, kindName: string, id: number): Promise<{ id: number }> {
+    const kind = this.own(kindName);
+    await this.load(t, kind, id);
+    // Dependents go first: a failure part-way leaves the resource in place to delete again.
+    await this.cascade(t, { kind: kind.kind, id }, 'cascadeDelete', []);
+    const n = await this.scoped(t).andWhere({ kind: kind.kind, id }).delete();
+    if (!n) throw fail.notFound(kind.title, id);
+    return { id };
+  }
+
+  async list(t: Tenant, req: ListRequest): Promise<{ items: Resource[]; hasMore: boolean }> {
+    const kinds = req.kinds.map((k) => this.own(k).kind);
+    const limit = Math.min(Math.max(req.limit || 10, 1), MAX_LIST_LIMIT);
+    const q = this.scoped(t).whereIn('kind', kinds).whereNull('archived_at');
+    if (req.ids.length) q.whereIn('id', req.ids);
+    for (const f of req.filters) q.whereRaw('attributes @> ?::jsonb', [JSON.stringify({ [f.field]: f.equals ?? null })]);
+    const rows = await q
+      .orderBy('id', req.newestFirst ? 'desc' : 'asc')
+      .limit(limit + 1)
+      .offset(Math.max(req.offset || 0, 0));
+    return { items: rows.slice(0, limit).map((r) => this.toResource(r)), hasMore: rows.length > limit };
+  }
+
+  async archive(t: Tenant, kindName: string, id: number): Promise<ResourceRef[]> {
+    const kind = this.own(kindName);
+    if (!kind.archivable) throw fail.notModifiable(`A ${kind.title} cannot be archived.`);
+    await this.load(t, kind, id);
+    const { affected } = await this.cascade(t, { kind: kind.kind, id }, 'cascadeArchive', []);
+    const n = await this.scoped(t).andWhere({ kind: kind.kind, id }).whereNull('archived_at').update({ archived_at: this.knex.fn.now() as never, archived_with: null });
+    if (!n) throw fail.notFound(kind.title, id);
+    return [{ kind: kind.kind, id }, ...affected];
+  }
+
+  async unarchive(t: Tenant, kindName: string, id: number, include: string[]): Promise<{ unarchived: ResourceRef[]; notRestored: NotRestored[] }> {
+    const kind = this.own(kindName);
+    if (!kind.archivable) throw fail.notModifiable(`A ${kind.title} cannot be archived.`);
+    const row = await this.scoped(t).andWhere({ kind: kind.kind, id }).whereNotNull('archived_at').whereNull('archived_with').first();
+    if (!row) throw fail.notFound(`archived ${kind.title}`, id);
+    await this.scoped(t).andWhere({ kind: kind.kind, id }).update({ archived_at: null, archived_with: null, updated_at: this.knex.fn.now() as never });
+    const { affected, notRestored } = await this.cascade(t, { kind: kind.kind, id }, 'cascadeUnarchive', include);
+    return { unarchived: [{ kind: kind.kind, id }, ...affected], notRestored };
+  }
+
+  /** Runs a cascade step on every service owning kinds that reference `parent`, this one included. */
+  private async cascade(t: Tenant, parent: ResourceRef, method: 'cascadeArchive' | 'cascadeUnarchive' | 'cascadeDelete', include: string[]): Promise<CascadeResponse> {
+    const services = new Set(referencesTo(parent.kind).map((l) => l.child.service));
+    const out: CascadeResponse = { affected: [], notRestored: [] };
+    for (const svc of services) {
+      const req: CascadeRequest = { parent, include };
+      const res: CascadeResponse =
+        svc === this.service
+          ? await this[method](t, req)
+          : await call(svc, clientFor(svc, ResourcesClient), method, req, tenantMetadata(t), { timeoutMs: 15_000 });
+      out.affected.push(...res.affected);
+      out.notRestored.push(...res.notRestored);
+    }
+    return out;
+  }
+
+  private localLinks(parentKind: string) {
+    return referencesTo(parentKind).filter((l) => l.child.service === this.service);
+  }
+
+  private refValue(link: { spec: { type: string } }, parent: ResourceRef): Json {
+    return link.spec.type === 'typed_ref' ? { id: parent.id, type: parent.kind } : parent.id;
+  }
+
+  async cascadeArchive(t: Tenant, req: CascadeRequest): Promise<CascadeResponse> {
+    const parent = req.parent!;
+    const affected: ResourceRef[] = [];
+    for (const link of this.localLinks(parent.kind).filter((l) => l.spec.parent)) {
+      const rows = await this.scoped(t)
+        .andWhere({ kind: link.child.kind })
+        .whereNull('archived_at')
+        .whereRaw('attributes @> ?::jsonb', [JSON.stringify({ [link.field]: this.refValue(link, parent) })])
+        .update({ archived_at: this.knex.fn.now() as never, archived_with: `${parent.kind}:${parent.id}` })
+        .returning(['id', 'kind']);
+      affected.push(...rows.map((r) => ({ kind: r.kind, id: r.id })));
+    }
+    return { affected, notRestored: [] };
+  }
+
+  async cascadeUnarchive(t: Tenant, req: CascadeRequest): Promise<CascadeResponse> {
+    const parent = req.parent!;
+    const rows = await this.scoped(t)
+      .andWhere({ archived_with: `${parent.kind}:${parent.id}` })
+      .update({ archived_at: null, archived_with: null, updated_at: this.knex.fn.now() as never })
+      .returning(['id', 'kind']);
+    return { affected: rows.map((r) => ({ kind: r.kind, id: r.id })), notRestored: [] };
+  }
+
+  async cascadeDelete(t: Tenant, req: CascadeRequest): Promise<CascadeResponse> {
+    const parent = req.parent!;
+    const affected: ResourceRef[] = [];
+    for (const link of this.localLinks(parent.kind)) {
+      const match = JSON.stringify({ [link.field]: this.refValue(link, parent) });
+      if (link.spec.parent || link.spec.onRefDelete === 'delete') {
+        const victims = await this.scoped(t).andWhere({ kind: link.child.kind }).whereRaw('attributes @> ?::jsonb', [match]).select('id', 'kind');
+        for (const v of victims) {
+          const sub = await this.cascade(t, { kind: v.kind, id: v.id }, 'cascadeDelete', []);
+          affected.push(...sub.affected);
+          await this.scoped(t).andWhere({ id: v.id }).delete();
+          affected.push({ kind: v.kind, id: v.id });
+        }
+      } else if (link.spec.onRefDelete === 'nullify') {
+        await this.scoped(t)
+          .andWhere({ kind: link.child.kind })
+          .whereRaw('attributes @> ?::jsonb', [match])
+          .update({ attributes: this.knex.raw('jsonb_set(attributes, ?, ?::jsonb)', [`{${link.field}}`, 'null']) as never });
+      }
+    }
+    return { affected, notRestored: [] };
+  }
+
+  /** Every reference given must name an existing resource of the caller's account and mode. */
+  private async checkReferences(t: Tenant, kind: ResourceKind, values: Attributes): Promise<void> {
+    const errors: ParameterError[] = [];
+    for (const [field, spec] of Object.entries(kind.fields)) {
+      const v = values[field];
+      if (v === undefined || v === null) continue;
+      let target: { kind: string; id: number } | undefined;
+      if (spec.type === 'ref' && spec.ref) target = { kind: spec.ref, id: v as number };
+      if (spec.type === 'typed_ref') {
+        const r = v as { id: number; type: string };
+        target = { kind: r.type, id: r.id };
+      }
+      if (!target) continue;
+      const targetKind = getKind(target.kind);
+      if (!(await this.exists(t, targetKind, target.id))) {
+        errors.push({ field, type: 'invalid_reference', message: `'${field}' refers to ${targetKind.title} ${target.id}, which does not exist.` });
+      }
+    }
+    if (errors.length) throw fail.invalid(errors);
+  }
+
+  async exists(t: Tenant, kind: ResourceKind, id: number): Promise<boolean> {
+    if (kind.service === this.service) {
+      return !!(await this.scoped(t).andWhere({ kind: kind.kind, id }).whereNull('archived_at').first('id'));
+    }
+    try {
+      await call(kind.service, clientFor(kind.service, ResourcesClient), 'get', { kind: kind.kind, id }, tenantMetadata(t), { idempotent: true });
+      return true;
+    } catch (err) {
+      if ((err as { code?: number }).code === 5 /* NOT_FOUND */) return false;
+      throw err;
+    }
+  }
+
+  toResource(row: Row): Resource {
+    const kind = getKind(row.kind);
+    const attributes: Attributes = {};
+    for (const [name, spec] of Object.entries(kind.fields)) {
+      if (spec.writeOnly) continue;
+      attributes[name] = row.attributes[name] ?? null;
+    }
+    return { kind: row.kind, id: Number(row.id), attributes, createdAt: formatTimestamp(row.created_at), updatedAt: formatTimestamp(row.updated_at) };
+  }
+}
+
+export { ServiceError };
