@@ -95,7 +95,7 @@ export class ResourceStore {
       definition: ResourcesService,
       implementation: implement(`${this.service}.Resources`, {
         create: async (req: { kind: string; attributes?: Attributes }, c) => this.create(tenantFromMetadata(md(c)), req.kind, req.attributes ?? {}),
-        get: async (req: { kind: string; id: number }, c) => this.get(tenantFromMetadata(md(c)), req.kind, req.id),
+        get: async (req: { kind: string; id: number; archived: boolean }, c) => this.get(tenantFromMetadata(md(c)), req.kind, req.id, req.archived),
         update: async (req: { kind: string; id: number; attributes?: Attributes }, c) =>
           this.update(tenantFromMetadata(md(c)), req.kind, req.id, req.attributes ?? {}),
         delete: async (req: { kind: string; id: number }, c) => this.delete(tenantFromMetadata(md(c)), req.kind, req.id),
@@ -131,9 +131,12 @@ export class ResourceStore {
     return this.toResource(row);
   }
 
-  async get(t: Tenant, kindName: string, id: number): Promise<Resource> {
+  async get(t: Tenant, kindName: string, id: number, archived = false): Promise<Resource> {
     const kind = this.own(kindName);
-    return this.toResource(await this.load(t, kind, id));
+    if (!archived) return this.toResource(await this.load(t, kind, id));
+    const row = await this.scoped(t).andWhere({ kind: kind.kind, id }).whereNotNull('archived_at').whereNull('archived_with').first();
+    if (!row) throw fail.notFound(`archived ${kind.title}`, id);
+    return this.toResource(row);
   }
 
   private async load(t: Tenant, kind: ResourceKind, id: number, db: Knex | Knex.Transaction = this.knex): Promise<Row> {
@@ -172,7 +175,9 @@ export class ResourceStore {
   async list(t: Tenant, req: ListRequest): Promise<{ items: Resource[]; hasMore: boolean }> {
     const kinds = req.kinds.map((k) => this.own(k).kind);
     const limit = Math.min(Math.max(req.limit || 10, 1), MAX_LIST_LIMIT);
-    const q = this.scoped(t).whereIn('kind', kinds).whereNull('archived_at');
+    const q = this.scoped(t).whereIn('kind', kinds);
+    if (req.archived) q.whereNotNull('archived_at').whereNull('archived_with');
+    else q.whereNull('archived_at');
     if (req.ids.length) q.whereIn('id', req.ids);
     for (const f of req.filters) q.whereRaw('attributes @> ?::jsonb', [JSON.stringify({ [f.field]: f.equals ?? null })]);
     const rows = await q

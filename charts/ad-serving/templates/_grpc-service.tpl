@@ -10,6 +10,10 @@ The services differ only in name, entry point and values section, so each compon
 {{- $global := $ctx.Values.global }}
 {{- $embedded := include "ad-serving.embeddedDatabase" $ctx }}
 {{- $name := include "ad-serving.componentName" . }}
+{{- $resources := $values.resources }}
+{{- if $embedded }}
+{{- $resources = mergeOverwrite (deepCopy $values.resources) $global.database.embedded.resources }}
+{{- end }}
 {{- if $embedded }}
 apiVersion: v1
 kind: PersistentVolumeClaim
@@ -119,7 +123,7 @@ spec:
           {{- . | nindent 10 }}
           {{- end }}
           resources:
-            {{- toYaml $values.resources | nindent 12 }}
+            {{- toYaml $resources | nindent 12 }}
           securityContext:
             {{- toYaml $global.securityContext | nindent 12 }}
           volumeMounts:

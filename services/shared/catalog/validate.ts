@@ -199,19 +199,19 @@ function isWellFormed(s: string): boolean {
 }
 
 /** Free-form JSON (bidder parameters, template variables) must still be storable and bounded. */
-function checkJsonShape(value: unknown, depth: number): string | undefined {
-  if (depth > MAX_NESTING) return `must not nest deeper than ${MAX_NESTING} levels`;
+export function checkJsonShape(value: unknown, depth: number, maxNesting = MAX_NESTING): string | undefined {
+  if (depth > maxNesting) return `must not nest deeper than ${maxNesting} levels`;
   if (typeof value === 'string') return badText(value) ? 'contains text that is not valid Unicode or has NUL characters' : undefined;
   if (typeof value === 'number') return Number.isFinite(value) ? undefined : 'contains a number out of range';
   if (Array.isArray(value)) {
     for (const v of value) {
-      const p = checkJsonShape(v, depth + 1);
+      const p = checkJsonShape(v, depth + 1, maxNesting);
       if (p) return p;
     }
   } else if (isPlainObject(value)) {
     for (const [k, v] of Object.entries(value)) {
       if (badText(k)) return 'has a member name that is not valid Unicode or has NUL characters';
-      const p = checkJsonShape(v, depth + 1);
+      const p = checkJsonShape(v, depth + 1, maxNesting);
       if (p) return p;
     }
   }

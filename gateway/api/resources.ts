@@ -1,0 +1,194 @@
+import { Router, type Request, type Response } from 'express';
+import { GROUPS, KINDS, getKind, type ApiVersion, type KindGroup, type Operation } from '../../services/shared/catalog';
+import { checkJsonShape } from '../../services/shared/catalog/validate';
+import { ctxOf } from '../context';
+import { apiErrors } from '../errors';
+import { backend } from './backend';
+import { parseId, parseListParams, parseShapeParams } from './params';
+import { shape } from './shape';
+import { translateInput, viewOf, objectNameOf, type View } from './views';
+
+const ALL_OPERATIONS: readonly Operation[] = ['list', 'create', 'get', 'update', 'delete'];
+/** Bodies may not nest deeper than this (free-form fields have their own, lower limit). */
+const MAX_BODY_NESTING = 16;
+
+/** Names a response of this view can contain: what `fields` may ask for. */
+function knownFields(views: View[]): Set<string> {
+  return new Set(views.flatMap((v) => v.output.map((f) => f.name)));
+}
+
+function bodyAttributes(view: View, req: Request) {
+  const body = req.body === undefined ? {} : req.body;
+  const deep = checkJsonShape(body, 0, MAX_BODY_NESTING);
+  if (deep) throw apiErrors.badRequest(`The request body ${deep}.`);
+  const { attributes, errors } = translateInput(view, body);
+  if (errors.length) throw apiErrors.invalid(errors);
+  return attributes;
+}
+
+function deleteResult(version: ApiVersion, id: number) {
+  return version === 'v1' ? { id, delete: true } : { id, deleted: true };
+}
+
+function refsOut(version: ApiVersion, refs: { kind: string; id: number }[]) {
+  return refs.map((r) => ({ object: objectNameOf(r.kind, version) ?? r.kind, id: r.id }));
+}
+
+/** Mounts list/create/retrieve/update/delete (and archive) routes of one kind in one version. */
+function mountKind(router: Router, view: View): void {
+  const { path, kind } = view;
+  const ops = new Set(view.spec.operations ?? ALL_OPERATIONS);
+  const disabled = view.spec.disabled ?? {};
+  const guard = (op: Operation, handler: (req: Request, res: Response) => Promise<void>) => async (req: Request, res: Response) => {
+    if (disabled[op]) throw apiErrors.badRequest(disabled[op]!, 'operation_disabled_error');
+    if (!ops.has(op)) throw apiErrors.notSupported(req.method, path + (req.params.id ? '/{id}' : ''));
+    await handler(req, res);
+  };
+  const fieldNames = knownFields([view]);
+
+  if (view.spec.archive) mountArchive(router, view, fieldNames);
+
+  router.get(
+    path,
+    guard('list', async (req, res) => {
+      const ctx = ctxOf(res);
+      const lp = parseListParams(req);
+      const sp = parseShapeParams(req, fieldNames, view.expandable);
+      const out = await backend.list(ctx, { kinds: [kind.kind], limit: lp.limit, offset: lp.offset, ids: lp.ids, newestFirst: view.version === 'v1' });
+      res.json({ object: 'list', has_more: out.hasMore, limit: lp.limit, offset: lp.offset, url: path, data: await shape(ctx, out.items, sp) });
+    }),
+  );
+  router.post(
+    path,
+    guard('create', async (req, res) => {
+      const ctx = ctxOf(res);
+      const sp = parseShapeParams(req, fieldNames, view.expandable);
+      const created = await backend.create(ctx, kind.kind, bodyAttributes(view, req));
+      res.json((await shape(ctx, [created], sp))[0]);
+    }),
+  );
+  router.get(
+    `${path}/:id`,
+    guard('get', async (req, res) => {
+      const ctx = ctxOf(res);
+      const id = parseId(req.params.id as string, kind.title);
+      const sp = parseShapeParams(req, fieldNames, view.expandable);
+      res.json((await shape(ctx, [await backend.get(ctx, kind.kind, id)], sp))[0]);
+    }),
+  );
+  router.put(
+    `${path}/:id`,
+    guard('update', async (req, res) => {
+      const ctx = ctxOf(res);
+      const id = parseId(req.params.id as string, kind.title);
+      const sp = parseShapeParams(req, fieldNames, view.expandable);
+      const updated = await backend.update(ctx, kind.kind, id, bodyAttributes(view, req));
+      res.json((await shape(ctx, [updated], sp))[0]);
+    }),
+  );
+  router.delete(
+    `${path}/:id`,
+    guard('delete', async (req, res) => {
+      const ctx = ctxOf(res);
+      const id = parseId(req.params.id as string, kind.title);
+      const out = await backend.delete(ctx, kind.kind, id);
+      res.json(deleteResult(view.version, out.id));
+    }),
+  );
+  const unsupported = (req: Request) => {
+    throw apiErrors.notSupported(req.method, req.route.path);
+  };
+  router.all(path, unsupported);
+  router.all(`${path}/:id`, unsupported);
+}
+
+function includesOf(req: Request): string[] {
+  const include: string[] = [];
+  for (const [param, group] of [
+    ['include_campaign_assignments', 'campaign_assignments'],
+    ['include_placements', 'placements'],
+  ] as const) {
+    const v = req.query[param];
+    if (v === undefined || v === 'false' || v === '0') continue;
+    if (v === '' || v === 'true' || v === '1') include.push(group);
+    else throw apiErrors.invalid([{ field: param, type: 'invalid_value', message: `'${param}' must be true or false.` }]);
+  }
+  return include;
+}
+
+/**
+ * Archive routes. v1: GET /{id}/archive and /{id}/unarchive. v2 adds the archived collection:
+ * GET /archived, /archived/{id} and /archived/{id}/unarchive.
+ */
+function mountArchive(router: Router, view: View, fieldNames: Set<string>): void {
+  const { path, kind, version } = view;
+  const unarchive = async (req: Request, res: Response) => {
+    const ctx = ctxOf(res);
+    const id = parseId(req.params.id as string, kind.title);
+    const out = await backend.unarchive(ctx, kind.kind, id, includesOf(req));
+    const data: Record<string, unknown> = { unarchived_resources: refsOut(version, out.unarchived) };
+    if (out.notRestored.length) {
+      data.not_restored_resources = out.notRestored.map((n) => ({ ...refsOut(version, [n.resource!])[0], reason: n.reason }));
+    }
+    res.json({ object: 'unarchive', url: req.path, data });
+  };
+  router.get(`${path}/:id/archive`, async (req, res) => {
+    const ctx = ctxOf(res);
+    const id = parseId(req.params.id as string, kind.title);
+    const out = await backend.archive(ctx, kind.kind, id);
+    res.json({ object: 'archive', url: req.path, data: { archived_resources: refsOut(version, out.archived) } });
+  });
+  if (version === 'v1') {
+    router.get(`${path}/:id/unarchive`, unarchive);
+    return;
+  }
+  router.get(`${path}/archived`, async (req, res) => {
+    const ctx = ctxOf(res);
+    const lp = parseListParams(req);
+    const sp = parseShapeParams(req, fieldNames, view.expandable);
+    const out = await backend.list(ctx, { kinds: [kind.kind], limit: lp.limit, offset: lp.offset, ids: lp.ids, archived: true });
+    const data = (await shape(ctx, out.items, sp)).map((o) => ({ ...o, self: `${path}/archived/${o.id}` }));
+    res.json({ object: 'list', has_more: out.hasMore, limit: lp.limit, offset: lp.offset, url: `${path}/archived`, data });
+  });
+  router.get(`${path}/archived/:id`, async (req, res) => {
+    const ctx = ctxOf(res);
+    const id = parseId(req.params.id as string, kind.title);
+    const sp = parseShapeParams(req, fieldNames, view.expandable);
+    const [o] = await shape(ctx, [await backend.get(ctx, kind.kind, id, true)], sp);
+    res.json({ ...o, self: `${path}/archived/${id}` });
+  });
+  router.get(`${path}/archived/:id/unarchive`, unarchive);
+}
+
+/** GET on an "all types" collection: one list over several kinds, each rendered in its own shape. */
+function mountGroup(router: Router, group: KindGroup): void {
+  const views = group.kinds.map((k) => viewOf(getKind(k), group.version)!);
+  const fieldNames = knownFields(views);
+  const expandable = new Set(views.flatMap((v) => [...v.expandable]));
+  const service = views[0].kind.service;
+  if (views.some((v) => v.kind.service !== service)) throw new Error(`catalog: group ${group.path} spans services`);
+  router.get(group.path, async (req, res) => {
+    const ctx = ctxOf(res);
+    const lp = parseListParams(req);
+    const sp = parseShapeParams(req, fieldNames, expandable);
+    const out = await backend.list(ctx, { kinds: [...group.kinds], limit: lp.limit, offset: lp.offset, ids: lp.ids, newestFirst: group.version === 'v1' });
+    res.json({ object: 'list', has_more: out.hasMore, limit: lp.limit, offset: lp.offset, url: group.path, data: await shape(ctx, out.items, sp) });
+  });
+  router.all(group.path, (req) => {
+    throw apiErrors.notSupported(req.method, group.path);
+  });
+}
+
+/** Every catalog-described route of both versions. Specific paths mount before `/{id}` patterns. */
+export function resourceRouter(): Router {
+  const router = Router();
+  for (const version of ['v1', 'v2'] as const) {
+    for (const group of GROUPS.filter((g) => g.version === version)) mountGroup(router, group);
+    const views = KINDS.map((k) => viewOf(k, version)).filter((v): v is View => !!v);
+    // Longer collection paths first, so /v1/zones/text is never taken for /v1/zones/{id}.
+    views.sort((a, b) => b.path.length - a.path.length);
+    for (const view of views) mountKind(router, view);
+  }
+  return router;
+}
+

@@ -1,0 +1,96 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { httpLatency, httpRequests } from '../services/shared/metrics';
+import { errorFields, log } from '../services/shared/log';
+import { resourceRouter } from './api/resources';
+import { authenticate, KeyResolver } from './auth';
+import { versionOfPath } from './context';
+import { ApiError, apiErrors } from './errors';
+import { checkServices } from './health';
+
+export interface GatewayOptions {
+  resolver: KeyResolver;
+  /** express `trust proxy` value: who may set X-Forwarded-Proto (TRUSTED_PROXIES). */
+  trustedProxies: string[];
+  bodyLimit: string;
+  /** Extra middleware between authentication and the API routes (rate limits, idempotency). */
+  afterAuth?: express.RequestHandler[];
+  /** Extra details for /healthz. */
+  healthDetails?: () => Record<string, unknown>;
+}
+
+/**
+ * The API application, served on both listeners. API requests are only answered when they arrived
+ * over TLS: on the HTTPS listener, or on the plain one from a trusted proxy that says so.
+ */
+export function createApp(opts: GatewayOptions): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('trust proxy', opts.trustedProxies.length ? opts.trustedProxies : false);
+  app.set('query parser', 'simple');
+
+  app.use((req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Cache-Control', 'no-store');
+    if (req.secure) res.setHeader('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
+    res.on('finish', () => {
+      const route = req.route?.path ? String(req.route.path) : 'unmatched';
+      const labels = { route, method: req.method, code: String(res.statusCode), version: versionOfPath(req.path) ?? 'none' };
+      httpRequests.inc(labels);
+      httpLatency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+    next();
+  });
+
+  app.get('/healthz', async (_req, res) => {
+    const services = await checkServices();
+    const ok = Object.values(services).every((s) => s === 'ok');
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'unavailable', services, ...(opts.healthDetails?.() ?? {}) });
+  });
+
+  app.use((req, _res, next) => {
+    const version = versionOfPath(req.path);
+    if (!version) return next(apiErrors.notFound(`No route ${req.method} ${req.path.slice(0, 200)}. API paths start with /v1 or /v2.`));
+    if (!req.secure) {
+      // v1's table has no 403; 400 is its code for a request that cannot be served as made.
+      return next(new ApiError(version === 'v2' ? 403 : 400, 'https_required_error', 'API requests must be made over HTTPS.'));
+    }
+    next();
+  });
+
+  app.use(authenticate(opts.resolver));
+  for (const mw of opts.afterAuth ?? []) app.use(mw);
+  app.use(express.json({ limit: opts.bodyLimit, type: () => true, strict: false }));
+  app.use(resourceRouter());
+
+  app.use((req, _res, next) => next(apiErrors.notFound(`No route ${req.method} ${req.path.slice(0, 200)}.`)));
+
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const version = versionOfPath(req.path);
+    const apiErr = toApiError(err, req);
+    if (apiErr.httpStatus >= 500 && apiErr.httpStatus !== 503) log.error('request failed', { method: req.method, path: req.path, ...errorFields(err) });
+    for (const [k, v] of Object.entries(apiErr.headers ?? {})) res.setHeader(k, v);
+    res.status(apiErr.httpStatus).json(apiErr.body(version));
+  });
+  return app;
+}
+
+function toApiError(err: unknown, req: Request): ApiError {
+  if (err instanceof ApiError) return err;
+  const e = err as { type?: string; status?: number; message?: string };
+  switch (e?.type) {
+    case 'entity.parse.failed':
+      return apiErrors.badRequest(`The request body is not valid JSON: ${String(e.message).slice(0, 200)}`, 'invalid_json_error');
+    case 'entity.too.large':
+      return apiErrors.badRequest(`The request body is larger than the ${req.app.get('bodyLimit') ?? 'allowed'} limit.`, 'request_too_large_error');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return apiErrors.badRequest('The request body must be UTF-8 JSON.', 'invalid_json_error');
+    case 'request.aborted':
+      return apiErrors.badRequest('The request body was not received completely.');
+  }
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) return apiErrors.badRequest(String(e.message ?? 'Bad request.'));
+  return new ApiError(500, 'api_error', 'Internal error; retry in a few minutes.');
+}

@@ -1,0 +1,103 @@
+import crypto from 'node:crypto';
+import { Metadata, type ClientReadableStream } from '@grpc/grpc-js';
+import type { NextFunction, Request, Response } from 'express';
+import { AccountsClient, Mode, type KeyIdentity, type KeyRevocation } from '../proto/gen/adserver/accounts/v1/accounts';
+import { envInt } from '../services/shared/config';
+import { call, clientFor } from '../services/shared/grpc/client';
+import { log } from '../services/shared/log';
+import type { RequestContext } from './context';
+import { versionOfPath } from './context';
+import { apiErrors, ApiError } from './errors';
+
+interface Cached {
+  identity: Omit<RequestContext, 'version'>;
+  expires: number;
+}
+
+const KEY_SHAPE = /^(test|live)_[A-Za-z0-9_-]{20,100}$/;
+
+/**
+ * Resolves API keys through the accounts service. Resolutions are cached briefly (KEY_CACHE_TTL_MS);
+ * a deleted key is dropped at once through the accounts revocation stream, and the whole cache is
+ * dropped whenever that stream breaks, since revocations may have been missed meanwhile.
+ */
+export class KeyResolver {
+  private readonly cache = new Map<string, Cached>();
+  private readonly ttlMs = envInt('KEY_CACHE_TTL_MS', 30_000);
+  private stream?: ClientReadableStream<KeyRevocation>;
+  private stopped = false;
+  private retryTimer?: NodeJS.Timeout;
+
+  start(): void {
+    this.watch();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    this.stream?.cancel();
+  }
+
+  private watch(): void {
+    if (this.stopped) return;
+    const client = clientFor('accounts', AccountsClient);
+    const stream = client.watchKeyRevocations({});
+    this.stream = stream;
+    stream.on('data', (ev: KeyRevocation) => this.cache.delete(ev.keyHash));
+    stream.on('error', () => undefined);
+    stream.on('close', () => {
+      this.cache.clear();
+      if (!this.stopped) this.retryTimer = setTimeout(() => this.watch(), 1000);
+    });
+  }
+
+  async resolve(secret: string): Promise<Cached['identity'] | undefined> {
+    const hash = crypto.createHash('sha256').update(secret, 'utf8').digest('hex');
+    const hit = this.cache.get(hash);
+    if (hit && hit.expires > Date.now()) return hit.identity;
+    try {
+      const id = await call<{ keyHash: string }, KeyIdentity>('accounts', clientFor('accounts', AccountsClient), 'resolveKey', { keyHash: hash }, new Metadata(), {
+        idempotent: true,
+        timeoutMs: 3000,
+      });
+      const identity = { tenant: { accountId: id.accountId, mode: id.mode === Mode.MODE_TEST ? ('test' as const) : ('live' as const) }, keyId: id.keyId, features: id.features };
+      if (this.cache.size > 10_000) this.cache.clear();
+      this.cache.set(hash, { identity, expires: Date.now() + this.ttlMs });
+      return identity;
+    } catch (err) {
+      if ((err as { code?: number }).code === 5 /* NOT_FOUND */) return undefined;
+      log.warn('key resolution failed', { error: (err as Error).message });
+      throw apiErrors.unavailable('Cannot check API keys right now; retry shortly.');
+    }
+  }
+}
+
+/** The key from `Authorization: Basic <key>`; also accepts curl's `-u <key>:` form (base64 of `key:`). */
+export function keyFromHeader(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^Basic\s+(\S+)\s*$/i.exec(header);
+  if (!m) return undefined;
+  const token = m[1];
+  if (KEY_SHAPE.test(token)) return token;
+  const decoded = Buffer.from(token, 'base64').toString('utf8');
+  const user = decoded.split(':')[0];
+  return KEY_SHAPE.test(user) ? user : token;
+}
+
+export function authenticate(resolver: KeyResolver) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const version = versionOfPath(req.path);
+    const secret = keyFromHeader(req.headers.authorization);
+    if (!secret) {
+      return next(apiErrors.unauthenticated(version, "Provide your API key in the Authorization header: 'Authorization: Basic <API key>'."));
+    }
+    try {
+      const identity = await resolver.resolve(secret);
+      if (!identity) return next(apiErrors.unauthenticated(version, 'The API key is invalid or has been deleted.'));
+      res.locals.ctx = { ...identity, version: version ?? 'v2' } satisfies RequestContext;
+      next();
+    } catch (err) {
+      next(err instanceof ApiError ? err : apiErrors.unavailable());
+    }
+  };
+}

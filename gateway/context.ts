@@ -1,0 +1,21 @@
+import type { Response } from 'express';
+import type { ApiVersion } from '../services/shared/catalog';
+import type { Tenant } from '../services/shared/tenant';
+
+/** What the gateway knows about a request once its key is checked. */
+export interface RequestContext {
+  version: ApiVersion;
+  tenant: Tenant;
+  keyId: number;
+  features: string[];
+}
+
+export function ctxOf(res: Response): RequestContext {
+  return res.locals.ctx as RequestContext;
+}
+
+export function versionOfPath(path: string): ApiVersion | undefined {
+  if (path === '/v1' || path.startsWith('/v1/')) return 'v1';
+  if (path === '/v2' || path.startsWith('/v2/')) return 'v2';
+  return undefined;
+}

@@ -1,0 +1,76 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import { envInt, envStr } from '../services/shared/config';
+import { closeClients } from '../services/shared/grpc/client';
+import { log } from '../services/shared/log';
+import { startMetricsServer } from '../services/shared/metrics';
+import { createApp } from './app';
+import { KeyResolver } from './auth';
+import { loadTlsCredentials } from './tls';
+
+export interface RunningGateway {
+  httpsPort: number;
+  httpPort: number;
+  metricsPort: number;
+  /** Stops accepting, finishes in-flight requests (up to `graceMs`), closes everything. */
+  close(graceMs?: number): Promise<void>;
+}
+
+function listen(server: http.Server | https.Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve((server.address() as { port: number }).port));
+  });
+}
+
+export async function startGateway(): Promise<RunningGateway> {
+  const resolver = new KeyResolver();
+  resolver.start();
+  const bodyLimit = envStr('BODY_LIMIT', '1mb')!;
+  const app = createApp({
+    resolver,
+    trustedProxies: (envStr('TRUSTED_PROXIES', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    bodyLimit,
+  });
+  app.set('bodyLimit', bodyLimit);
+  const tls = await loadTlsCredentials();
+  const host = envStr('GATEWAY_HOST', '0.0.0.0')!;
+  const httpsServer = https.createServer({ cert: tls.cert, key: tls.key }, app);
+  const httpServer = http.createServer(app);
+  for (const s of [httpsServer, httpServer]) {
+    s.headersTimeout = 15_000;
+    s.requestTimeout = 30_000;
+    s.keepAliveTimeout = 5_000;
+  }
+  const sockets = new Set<Socket>();
+  for (const s of [httpsServer, httpServer]) {
+    s.on('connection', (sock: Socket) => {
+      sockets.add(sock);
+      sock.on('close', () => sockets.delete(sock));
+    });
+  }
+  const httpsPort = await listen(httpsServer, envInt('GATEWAY_HTTPS_PORT', 8443), host);
+  const httpPort = await listen(httpServer, envInt('GATEWAY_HTTP_PORT', 8080), host);
+  const metrics = await startMetricsServer(envInt('METRICS_PORT', 9464));
+  const metricsPort = (metrics.address() as { port: number }).port;
+  log.info('gateway listening', { https_port: httpsPort, http_port: httpPort, metrics_port: metricsPort, tls_self_signed: tls.selfSigned });
+
+  return {
+    httpsPort,
+    httpPort,
+    metricsPort,
+    async close(graceMs = 10_000) {
+      const closed = Promise.all([httpsServer, httpServer].map((s) => new Promise<void>((r) => s.close(() => r()))));
+      // Idle keep-alive connections would hold close() open; in-flight requests get up to graceMs.
+      httpsServer.closeIdleConnections();
+      httpServer.closeIdleConnections();
+      const timer = setTimeout(() => sockets.forEach((s) => s.destroy()), graceMs);
+      await closed;
+      clearTimeout(timer);
+      resolver.stop();
+      metrics.close();
+      closeClients();
+    },
+  };
+}

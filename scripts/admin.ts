@@ -1,0 +1,102 @@
+/**
+ * Operator CLI, talking to the running accounts service over gRPC (ACCOUNTS_ADDR).
+ *   npm run admin -- create-account --name NAME [--email EMAIL] [--password PW] [--features f1,f2]
+ *   npm run admin -- create-key --account ID --mode test|live
+ *   npm run admin -- list-keys --account ID
+ *   npm run admin -- delete-key --account ID --key ID
+ * Each command prints one JSON line.
+ */
+import { Metadata } from '@grpc/grpc-js';
+import { AccountsClient, Mode, type ApiKey } from '../proto/gen/adserver/accounts/v1/accounts';
+import { call, clientFor, closeClients } from '../services/shared/grpc/client';
+
+type Args = Record<string, string>;
+
+function parseArgs(argv: string[]): { command: string; args: Args } {
+  const [command = 'help', ...rest] = argv;
+  const args: Args = {};
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i];
+    if (!a.startsWith('--')) throw new Error(`unexpected argument '${a}'`);
+    const eq = a.indexOf('=');
+    if (eq > 0) args[a.slice(2, eq)] = a.slice(eq + 1);
+    else {
+      const next = rest[i + 1];
+      if (next === undefined || next.startsWith('--')) args[a.slice(2)] = 'true';
+      else {
+        args[a.slice(2)] = next;
+        i++;
+      }
+    }
+  }
+  return { command, args };
+}
+
+function need(args: Args, name: string): string {
+  const v = args[name];
+  if (!v || v === 'true') throw new Error(`--${name} is required`);
+  return v;
+}
+
+function modeOf(s: string): Mode {
+  if (s === 'test') return Mode.MODE_TEST;
+  if (s === 'live') return Mode.MODE_LIVE;
+  throw new Error('--mode must be test or live');
+}
+
+const keyOut = (k: ApiKey) => ({ id: k.id, account: k.accountId, mode: k.mode === Mode.MODE_TEST ? 'test' : 'live', prefix: k.prefix, created_date: k.createdAt });
+
+async function run(command: string, args: Args): Promise<unknown> {
+  const client = clientFor('accounts', AccountsClient);
+  const rpc = <Res>(method: string, req: unknown) => call<unknown, Res>('accounts', client, method, req, new Metadata(), { timeoutMs: 10_000, idempotent: method.startsWith('list') });
+  switch (command) {
+    case 'create-account': {
+      const features = (args.features ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+      const res = await rpc<{ account: { id: number; name: string; email: string; features: string[] }; testKey: string; liveKey: string }>('createAccount', {
+        name: need(args, 'name'),
+        email: args.email ?? '',
+        password: args.password ?? '',
+        features,
+      });
+      const account: Record<string, unknown> = { id: res.account.id, name: res.account.name };
+      if (res.account.email) account.email = res.account.email;
+      if (res.account.features.length) account.features = res.account.features;
+      return { account, keys: { test: res.testKey, live: res.liveKey } };
+    }
+    case 'create-key': {
+      const res = await rpc<{ key: ApiKey; secret: string }>('createApiKey', { accountId: Number(need(args, 'account')), mode: modeOf(need(args, 'mode')) });
+      return { key: keyOut(res.key), secret: res.secret };
+    }
+    case 'list-keys': {
+      const res = await rpc<{ keys: ApiKey[] }>('listApiKeys', { accountId: Number(need(args, 'account')) });
+      return { keys: res.keys.map(keyOut) };
+    }
+    case 'delete-key': {
+      const res = await rpc<{ keyId: number }>('deleteApiKey', { accountId: Number(need(args, 'account')), keyId: Number(need(args, 'key')) });
+      return { key: { id: res.keyId, deleted: true } };
+    }
+    default:
+      throw new Error(`unknown command '${command}'; commands: create-account, create-key, list-keys, delete-key`);
+  }
+}
+
+const { command, args } = (() => {
+  try {
+    return parseArgs(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`${JSON.stringify({ error: (err as Error).message })}\n`);
+    process.exit(2);
+  }
+})();
+
+run(command, args)
+  .then((out) => {
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+    closeClients();
+  })
+  .catch((err: { details?: string; message?: string; code?: number }) => {
+    const message = err.code === 14 ? `cannot reach the accounts service at ${process.env.ACCOUNTS_ADDR ?? '127.0.0.1:50051'}; is the platform running (npm start)?` : err.details || err.message;
+    process.stderr.write(`${JSON.stringify({ error: message })}\n`);
+    closeClients();
+    process.exit(1);
+  });

@@ -1,0 +1,159 @@
+/**
+ * `npm start`: runs every service and the gateway as child processes on this machine, waits until
+ * they are healthy, prints where to reach them, restarts a child that dies, and stops them all on
+ * SIGINT/SIGTERM.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import path from 'node:path';
+import { Metadata } from '@grpc/grpc-js';
+import { HealthCheckResponse_ServingStatus, HealthClient, type HealthCheckResponse } from '../proto/gen/grpc/health/v1/health';
+import { SERVICE_DEFAULTS, SERVICE_NAMES, dataDir, envInt } from '../services/shared/config';
+import { call, clientFor, closeClients } from '../services/shared/grpc/client';
+
+/** The compiled tree (dist/), where every entry point lives. */
+const root = path.resolve(__dirname, '..');
+const quiet = process.env.START_QUIET === '1';
+
+interface Child {
+  name: string;
+  script: string;
+  env: NodeJS.ProcessEnv;
+  proc?: ChildProcess;
+  restarts: number;
+}
+
+function say(msg: string): void {
+  if (!quiet) process.stdout.write(`${msg}\n`);
+}
+
+function platformEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir() };
+  for (const name of SERVICE_NAMES) {
+    const port = envInt(`${name.toUpperCase()}_GRPC_PORT`, SERVICE_DEFAULTS[name].grpcPort);
+    env[`${name.toUpperCase()}_ADDR`] ??= `127.0.0.1:${port}`;
+  }
+  return env;
+}
+
+const baseEnv = platformEnv();
+let stopping = false;
+const children: Child[] = [
+  ...SERVICE_NAMES.map((name) => ({
+    name,
+    script: `services/${name}/main.js`,
+    env: {
+      ...baseEnv,
+      GRPC_PORT: String(envInt(`${name.toUpperCase()}_GRPC_PORT`, SERVICE_DEFAULTS[name].grpcPort)),
+      METRICS_PORT: String(envInt(`${name.toUpperCase()}_METRICS_PORT`, SERVICE_DEFAULTS[name].metricsPort)),
+    },
+    restarts: 0,
+  })),
+  { name: 'gateway', script: 'gateway/main.js', env: { ...baseEnv }, restarts: 0 },
+];
+
+function launch(child: Child): void {
+  const proc = spawn(process.execPath, [path.join(root, child.script)], { env: child.env, stdio: ['ignore', 'inherit', 'inherit'] });
+  child.proc = proc;
+  proc.on('exit', (code, signal) => {
+    if (stopping) return;
+    child.restarts++;
+    const delay = Math.min(500 * 2 ** Math.min(child.restarts, 5), 10_000);
+    say(`${child.name} exited (${signal ?? code}); restarting in ${delay} ms`);
+    setTimeout(() => !stopping && launch(child), delay);
+  });
+}
+
+async function serviceHealthy(name: (typeof SERVICE_NAMES)[number]): Promise<boolean> {
+  try {
+    const res = await call<unknown, HealthCheckResponse>(name, clientFor(name, HealthClient), 'check', { service: '' }, new Metadata(), { timeoutMs: 1000 });
+    return res.status === HealthCheckResponse_ServingStatus.SERVING;
+  } catch {
+    return false;
+  }
+}
+
+function gatewayHealthy(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/healthz', timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => req.destroy());
+  });
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (stopping) return;
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${what} did not become healthy within ${timeoutMs / 1000} s`);
+}
+
+async function stop(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  say(`\n${signal}: stopping the platform...`);
+  const gateway = children.find((c) => c.name === 'gateway')!;
+  // Gateway first, so no request reaches a service that is already gone.
+  await terminate([gateway]);
+  await terminate(children.filter((c) => c !== gateway));
+  closeClients();
+  say('stopped.');
+  process.exit(0);
+}
+
+function terminate(list: Child[]): Promise<unknown> {
+  return Promise.all(
+    list.map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          const p = c.proc;
+          if (!p || p.exitCode !== null || p.signalCode !== null) return resolve();
+          const kill = setTimeout(() => p.kill('SIGKILL'), 15_000);
+          p.once('exit', () => {
+            clearTimeout(kill);
+            resolve();
+          });
+          p.kill('SIGTERM');
+        }),
+    ),
+  );
+}
+
+async function main(): Promise<void> {
+  process.env = baseEnv;
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  for (const c of children.filter((c) => c.name !== 'gateway')) launch(c);
+  await Promise.all(SERVICE_NAMES.map((n) => waitFor(n, () => serviceHealthy(n))));
+  launch(children.find((c) => c.name === 'gateway')!);
+  const httpPort = envInt('GATEWAY_HTTP_PORT', 8080);
+  await waitFor('gateway', () => gatewayHealthy(httpPort));
+  const httpsPort = envInt('GATEWAY_HTTPS_PORT', 8443);
+  say(
+    [
+      '',
+      'Ad serving platform is up.',
+      `  API (HTTPS):   https://localhost:${httpsPort}/v1/...  and  /v2/...`,
+      `  Plain HTTP:    http://localhost:${httpPort}  (only /healthz; API calls are refused)`,
+      `  Health:        http://localhost:${httpPort}/healthz`,
+      `  Metrics:       http://localhost:${envInt('METRICS_PORT', 9464)}/metrics`,
+      `  Services:      ${SERVICE_NAMES.map((n) => `${n} ${baseEnv[`${n.toUpperCase()}_ADDR`]}`).join(', ')}`,
+      `  Data:          ${baseEnv.DATA_DIR}${process.env.DATABASE_URL ? ' (Postgres from DATABASE_URL)' : ' (embedded Postgres)'}`,
+      '',
+      'Create an account and its keys:  npm run admin -- create-account --name "My Company"',
+      'Press Ctrl-C to stop.',
+      '',
+    ].join('\n'),
+  );
+}
+
+main().catch((err) => {
+  process.stderr.write(`start failed: ${(err as Error).message}\n`);
+  void stop('error').then(() => process.exit(1));
+});
