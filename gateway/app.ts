@@ -70,7 +70,7 @@ export function createApp(opts: GatewayOptions): express.Express {
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const version = versionOfPath(req.path);
     const apiErr = toApiError(err, req);
-    if (apiErr.httpStatus >= 500 && apiErr.httpStatus !== 503) log.error('request failed', { method: req.method, path: req.path, ...errorFields(err) });
+    if (apiErr.httpStatus === 500) log.error('request failed', { method: req.method, path: req.path, ...errorFields(err) });
     for (const [k, v] of Object.entries(apiErr.headers ?? {})) res.setHeader(k, v);
     res.status(apiErr.httpStatus).json(apiErr.body(version));
   });

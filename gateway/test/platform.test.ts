@@ -1,0 +1,130 @@
+import { execFile } from 'node:child_process';
+import http from 'node:http';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Metadata, status } from '@grpc/grpc-js';
+import { ResourcesClient } from '../../proto/gen/adserver/resources/v1/resources';
+import { call, clientFor } from '../../services/shared/grpc/client';
+import { as, expectError, newAccount, request } from './support/api';
+import { ROOT } from './support/platform';
+
+const run = promisify(execFile);
+
+function admin(...args: string[]) {
+  return run(process.execPath, [path.join(ROOT, 'dist/scripts/admin.js'), ...args], { env: process.env });
+}
+
+function plainGet(port: number, p: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port, path: p }, (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    }).on('error', reject);
+  });
+}
+
+describe('operator contract', () => {
+  test('GET /healthz answers 200 {"status":"ok"} when every service answers', async () => {
+    const res = await request('GET', '/healthz', undefined, { plainHttp: true });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'ok', services: { accounts: 'ok', inventory: 'ok', selfserve: 'ok', reporting: 'ok' } });
+  });
+
+  test('the gateway and every service serve Prometheus metrics', async () => {
+    await request('GET', '/v1/publishers', undefined, { headers: { Authorization: 'Basic nope' } });
+    const gw = await plainGet(Number(process.env.METRICS_PORT), '/metrics');
+    expect(gw.status).toBe(200);
+    expect(gw.body).toContain('http_requests_total');
+    expect(gw.body).toContain('grpc_client_handled_total');
+    for (const s of ['ACCOUNTS', 'INVENTORY', 'SELFSERVE', 'REPORTING']) {
+      const m = await plainGet(Number(process.env[`${s}_METRICS_PORT`]), '/metrics');
+      expect(m.status).toBe(200);
+      expect(m.body).toContain('process_cpu_seconds_total');
+    }
+  });
+
+  test('admin create-account prints one JSON line with the account and a working test and live key', async () => {
+    const { stdout } = await admin('create-account', '--name', 'CLI Co', '--email', 'ops@cli.example', '--features', 'native-to-image');
+    const lines = stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const out = JSON.parse(lines[0]);
+    expect(out).toMatchObject({ account: { id: expect.any(Number), name: 'CLI Co' }, keys: { test: expect.any(String), live: expect.any(String) } });
+    expect(out.keys.test).not.toBe(out.keys.live);
+    const made = await as(out.keys.test).post('/v1/publishers', { name: 'via CLI key' });
+    expect(made.status).toBe(200);
+    expectError(await as(out.keys.live).get(`/v1/publishers/${made.body.id}`), 404, 'v1');
+  });
+
+  test('admin refuses bad input with a JSON error and a non-zero exit', async () => {
+    await expect(admin('create-account')).rejects.toMatchObject({ code: 1 });
+    await expect(admin('create-account', '--name', 'X', '--features', 'teleport')).rejects.toMatchObject({ stderr: expect.stringContaining('Unknown feature') });
+  });
+
+  test('a deleted key stops working at once, though gateways cache keys', async () => {
+    const acct = await newAccount();
+    const { stdout } = await admin('create-key', '--account', String(acct.id), '--mode', 'test');
+    const { key, secret } = JSON.parse(stdout);
+    expect((await as(secret).get('/v2/publishers')).status).toBe(200);
+    const listed = JSON.parse((await admin('list-keys', '--account', String(acct.id))).stdout);
+    expect(listed.keys.map((k: { id: number }) => k.id)).toContain(key.id);
+    expect(JSON.stringify(listed)).not.toContain(secret);
+    await admin('delete-key', '--account', String(acct.id), '--key', String(key.id));
+    let status = 200;
+    for (let i = 0; i < 20 && status === 200; i++) {
+      status = (await as(secret).get('/v2/publishers')).status;
+      if (status === 200) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(status).toBe(403);
+    expectError(await as(secret).get('/v1/publishers'), 401, 'v1');
+  });
+});
+
+describe('transport security', () => {
+  test('API requests over plain HTTP are refused with JSON: 403 in v2, 400 in v1', async () => {
+    const acct = await newAccount();
+    const v2 = await request('GET', '/v2/publishers', undefined, { plainHttp: true, headers: { Authorization: `Basic ${acct.testKey}` } });
+    expectError(v2, 403, 'v2');
+    const v1 = await request('POST', '/v1/publishers', { name: 'x' }, { plainHttp: true, headers: { Authorization: `Basic ${acct.testKey}` } });
+    expectError(v1, 400, 'v1');
+    expect((await acct.test.get('/v1/publishers')).body.data).toEqual([]);
+  });
+
+  test('X-Forwarded-Proto from an untrusted peer does not count as HTTPS', async () => {
+    const acct = await newAccount();
+    const res = await request('GET', '/v2/publishers', undefined, { plainHttp: true, headers: { Authorization: `Basic ${acct.testKey}`, 'X-Forwarded-Proto': 'https' } });
+    expectError(res, 403, 'v2');
+  });
+
+  test('HTTPS responses carry HSTS and no CORS grant', async () => {
+    const acct = await newAccount();
+    const res = await acct.test.get('/v2/publishers', { headers: { Origin: 'https://evil.example' } });
+    expect(res.headers['strict-transport-security']).toMatch(/max-age=\d+/);
+    expect(res.headers['access-control-allow-origin']).toBeUndefined();
+  });
+});
+
+describe('services enforce tenant and mode themselves', () => {
+  const resources = () => clientFor('accounts', ResourcesClient);
+  const md = (account: number, mode: string) => {
+    const m = new Metadata();
+    m.set('x-account-id', String(account));
+    m.set('x-mode', mode);
+    return m;
+  };
+
+  test('a call without account and mode is refused', async () => {
+    await expect(call('accounts', resources(), 'list', { kinds: ['publisher'], limit: 10, offset: 0, ids: [], newestFirst: false, filters: [], archived: false }, new Metadata())).rejects.toMatchObject({
+      code: status.UNAUTHENTICATED,
+    });
+  });
+
+  test('another account or mode gets NOT_FOUND straight from the service', async () => {
+    const acct = await newAccount();
+    const { body: p } = await acct.test.post('/v1/publishers', { name: 'Mine' });
+    const get = (account: number, mode: string) => call('accounts', resources(), 'get', { kind: 'publisher', id: p.id, archived: false }, md(account, mode));
+    await expect(get(acct.id, 'test')).resolves.toMatchObject({ id: p.id });
+    await expect(get(acct.id, 'live')).rejects.toMatchObject({ code: status.NOT_FOUND });
+    await expect(get(acct.id + 1000, 'test')).rejects.toMatchObject({ code: status.NOT_FOUND });
+  });
+});

@@ -1,0 +1,121 @@
+/**
+ * Starts the whole platform the way an operator does (`node dist/scripts/start.js`: every service and
+ * the gateway as child processes) on free loopback ports, with its own data directory, or with its own
+ * schemas when DATABASE_URL points at a real Postgres.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '../../..');
+
+export interface PlatformInfo {
+  pid: number;
+  dataDir: string;
+  schemaPrefix: string;
+  env: Record<string, string>;
+  logFile: string;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function platformEnv(extra: Record<string, string> = {}): Promise<{ env: Record<string, string>; dataDir: string; schemaPrefix: string }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'adserver-test-'));
+  const schemaPrefix = `t${Date.now().toString(36)}${Math.floor(Math.random() * 1e4)}_`;
+  const env: Record<string, string> = {
+    DATA_DIR: dataDir,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+    START_QUIET: '1',
+    OTEL_SDK_DISABLED: process.env.OTEL_SDK_DISABLED ?? 'true',
+    GATEWAY_HOST: '127.0.0.1',
+    GATEWAY_HTTPS_PORT: String(await freePort()),
+    GATEWAY_HTTP_PORT: String(await freePort()),
+    METRICS_PORT: String(await freePort()),
+    SERVE_BASE_URL: 'https://serve.example.test',
+    ...extra,
+  };
+  for (const s of ['ACCOUNTS', 'INVENTORY', 'SELFSERVE', 'REPORTING']) {
+    env[`${s}_GRPC_PORT`] = String(await freePort());
+    env[`${s}_METRICS_PORT`] = String(await freePort());
+    env[`${s}_ADDR`] = `127.0.0.1:${env[`${s}_GRPC_PORT`]}`;
+  }
+  if (process.env.DATABASE_URL) env.DB_SCHEMA_PREFIX = schemaPrefix;
+  return { env, dataDir, schemaPrefix };
+}
+
+export function gatewayHealthy(port: number): Promise<number> {
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/healthz', timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', () => resolve(0));
+    req.on('timeout', () => req.destroy());
+  });
+}
+
+export async function startPlatform(extra: Record<string, string> = {}): Promise<{ info: PlatformInfo; proc: ChildProcess }> {
+  const { env, dataDir, schemaPrefix } = await platformEnv(extra);
+  const logFile = path.join(dataDir, 'platform.log');
+  const out = fs.openSync(logFile, 'a');
+  const proc = spawn(process.execPath, [path.join(ROOT, 'dist/scripts/start.js')], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', out, out],
+  });
+  const until = Date.now() + 180_000;
+  while ((await gatewayHealthy(Number(env.GATEWAY_HTTP_PORT))) !== 200) {
+    if (proc.exitCode !== null) throw new Error(`platform exited early; see ${logFile}:\n${fs.readFileSync(logFile, 'utf8').slice(-3000)}`);
+    if (Date.now() > until) throw new Error(`platform not healthy in time; see ${logFile}`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  return { info: { pid: proc.pid!, dataDir, schemaPrefix, env, logFile }, proc };
+}
+
+export async function stopPlatform(pid: number, timeoutMs = 30_000): Promise<void> {
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    /* already gone */
+  }
+}
+
+/** Drops the schemas a real-Postgres test run created. */
+export async function dropSchemas(prefix: string): Promise<void> {
+  if (!process.env.DATABASE_URL || !prefix) return;
+  const { Client } = await import('pg');
+  const client = new Client({ connectionString: process.env.DATABASE_URL });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ nspname: string }>('select nspname from pg_namespace where nspname like $1', [`${prefix}%`]);
+    for (const r of rows) await client.query(`drop schema if exists "${r.nspname}" cascade`);
+  } finally {
+    await client.end();
+  }
+}
