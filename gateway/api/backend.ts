@@ -30,6 +30,25 @@ async function invoke<Res>(ctx: RequestContext, kindName: string, method: string
   }
 }
 
+/**
+ * Calls a service-specific gRPC method (outside Resources) with the caller's tenant, mapping failures to
+ * API errors of the caller's version. `ClientCtor` is the ts-proto client class, e.g. `InventoryClient`.
+ */
+export async function callService<Res>(
+  ctx: RequestContext,
+  service: ServiceName,
+  ClientCtor: new (address: string, creds: import('@grpc/grpc-js').ChannelCredentials, options?: object) => import('@grpc/grpc-js').Client,
+  method: string,
+  request: unknown,
+  opts: CallOptions = {},
+): Promise<Res> {
+  try {
+    return await call<unknown, Res>(service, clientFor(service, ClientCtor), method, request, tenantMetadata(ctx.tenant), opts);
+  } catch (err) {
+    throw fromGrpcError(err, ctx.version);
+  }
+}
+
 export const backend = {
   create: (ctx: RequestContext, kind: string, attributes: Record<string, Json>) => invoke<Resource>(ctx, kind, 'create', { kind, attributes }),
   get: (ctx: RequestContext, kind: string, id: number, archived = false) => invoke<Resource>(ctx, kind, 'get', { kind, id, archived }, { idempotent: true }),

@@ -3,6 +3,7 @@ import { GROUPS, KINDS, getKind, type ApiVersion, type KindGroup, type Operation
 import { checkJsonShape } from '../../services/shared/catalog/validate';
 import { ctxOf } from '../context';
 import { apiErrors } from '../errors';
+import { ACTION_MODULES } from './actions';
 import { backend } from './backend';
 import { parseId, parseListParams, parseShapeParams } from './params';
 import { shape } from './shape';
@@ -26,7 +27,7 @@ function bodyAttributes(view: View, req: Request) {
   return attributes;
 }
 
-function deleteResult(version: ApiVersion, id: number) {
+function deleteResult(version: ApiVersion, id: number | string) {
   return version === 'v1' ? { id, delete: true } : { id, deleted: true };
 }
 
@@ -34,9 +35,37 @@ function refsOut(version: ApiVersion, refs: { kind: string; id: number }[]) {
   return refs.map((r) => ({ object: objectNameOf(r.kind, version) ?? r.kind, id: r.id }));
 }
 
+/**
+ * For a nested collection: the parent ids named in the path, checked to exist (404 otherwise), as the
+ * reference values they bind.
+ */
+async function scopeOf(view: View, req: Request, res: Response): Promise<Record<string, number>> {
+  const scope = view.spec.scope;
+  if (!scope) return {};
+  const bound: Record<string, number> = {};
+  for (const [param, field] of Object.entries(scope)) {
+    const parentKind = getKind(view.kind.fields[field].ref!);
+    const id = parseId(req.params[param] as string, parentKind.title);
+    await backend.get(ctxOf(res), parentKind.kind, id);
+    bound[field] = id;
+  }
+  return bound;
+}
+
+/** Loads a resource of a nested collection, 404 unless it sits under the parent(s) in the path. */
+async function loadScoped(view: View, req: Request, res: Response, id: number) {
+  const bound = await scopeOf(view, req, res);
+  const r = await backend.get(ctxOf(res), view.kind.kind, id);
+  for (const [field, parentId] of Object.entries(bound)) {
+    if (r.attributes?.[field] !== parentId) throw apiErrors.notFound(`No ${view.kind.title} with id ${id} exists here.`);
+  }
+  return { resource: r, bound };
+}
+
 /** Mounts list/create/retrieve/update/delete (and archive) routes of one kind in one version. */
 function mountKind(router: Router, view: View): void {
   const { path, kind } = view;
+  const scoped = !!view.spec.scope;
   const ops = new Set(view.spec.operations ?? ALL_OPERATIONS);
   const disabled = view.spec.disabled ?? {};
   const guard = (op: Operation, handler: (req: Request, res: Response) => Promise<void>) => async (req: Request, res: Response) => {
@@ -54,8 +83,11 @@ function mountKind(router: Router, view: View): void {
       const ctx = ctxOf(res);
       const lp = parseListParams(req);
       const sp = parseShapeParams(req, fieldNames, view.expandable);
-      const out = await backend.list(ctx, { kinds: [kind.kind], limit: lp.limit, offset: lp.offset, ids: lp.ids, newestFirst: view.version === 'v1' });
-      res.json({ object: 'list', has_more: out.hasMore, limit: lp.limit, offset: lp.offset, url: path, data: await shape(ctx, out.items, sp) });
+      const bound = await scopeOf(view, req, res);
+      const filters = Object.entries(bound).map(([field, equals]) => ({ field, equals }));
+      const out = await backend.list(ctx, { kinds: [kind.kind], limit: lp.limit, offset: lp.offset, ids: lp.ids, newestFirst: view.version === 'v1', filters });
+      const url = req.path.replace(/\/+$/, '');
+      res.json({ object: 'list', has_more: out.hasMore, limit: lp.limit, offset: lp.offset, url, data: await shape(ctx, out.items, sp) });
     }),
   );
   router.post(
@@ -63,7 +95,14 @@ function mountKind(router: Router, view: View): void {
     guard('create', async (req, res) => {
       const ctx = ctxOf(res);
       const sp = parseShapeParams(req, fieldNames, view.expandable);
-      const created = await backend.create(ctx, kind.kind, bodyAttributes(view, req));
+      const attributes = bodyAttributes(view, req);
+      for (const [field, parentId] of Object.entries(await scopeOf(view, req, res))) {
+        if (attributes[field] !== undefined && attributes[field] !== parentId) {
+          throw apiErrors.invalid([{ field: view.versionName(field), type: 'invalid_value', message: `'${view.versionName(field)}' must match the ${field} in the path (${parentId}).` }]);
+        }
+        attributes[field] = parentId;
+      }
+      const created = await backend.create(ctx, kind.kind, attributes);
       res.json((await shape(ctx, [created], sp))[0]);
     }),
   );
@@ -73,7 +112,8 @@ function mountKind(router: Router, view: View): void {
       const ctx = ctxOf(res);
       const id = parseId(req.params.id as string, kind.title);
       const sp = parseShapeParams(req, fieldNames, view.expandable);
-      res.json((await shape(ctx, [await backend.get(ctx, kind.kind, id)], sp))[0]);
+      const found = scoped ? (await loadScoped(view, req, res, id)).resource : await backend.get(ctx, kind.kind, id);
+      res.json((await shape(ctx, [found], sp))[0]);
     }),
   );
   router.put(
@@ -82,7 +122,16 @@ function mountKind(router: Router, view: View): void {
       const ctx = ctxOf(res);
       const id = parseId(req.params.id as string, kind.title);
       const sp = parseShapeParams(req, fieldNames, view.expandable);
-      const updated = await backend.update(ctx, kind.kind, id, bodyAttributes(view, req));
+      const attributes = bodyAttributes(view, req);
+      if (scoped) {
+        const { bound } = await loadScoped(view, req, res, id);
+        for (const field of Object.keys(bound)) {
+          if (attributes[field] !== undefined && attributes[field] !== bound[field]) {
+            throw apiErrors.invalid([{ field: view.versionName(field), type: 'invalid_value', message: `'${view.versionName(field)}' cannot be moved to another ${field}.` }]);
+          }
+        }
+      }
+      const updated = await backend.update(ctx, kind.kind, id, attributes);
       res.json((await shape(ctx, [updated], sp))[0]);
     }),
   );
@@ -91,8 +140,9 @@ function mountKind(router: Router, view: View): void {
     guard('delete', async (req, res) => {
       const ctx = ctxOf(res);
       const id = parseId(req.params.id as string, kind.title);
+      if (scoped) await loadScoped(view, req, res, id);
       const out = await backend.delete(ctx, kind.kind, id);
-      res.json(deleteResult(view.version, out.id));
+      res.json(deleteResult(view.version, view.spec.stringId ? String(out.id) : out.id));
     }),
   );
   const unsupported = (req: Request) => {
@@ -182,6 +232,8 @@ function mountGroup(router: Router, group: KindGroup): void {
 /** Every catalog-described route of both versions. Specific paths mount before `/{id}` patterns. */
 export function resourceRouter(): Router {
   const router = Router();
+  // Operations beyond CRUD (tags, conversion tags, tasks, add-funds...) mount first: they are more specific.
+  for (const mount of ACTION_MODULES) mount(router);
   for (const version of ['v1', 'v2'] as const) {
     for (const group of GROUPS.filter((g) => g.version === version)) mountGroup(router, group);
     const views = KINDS.map((k) => viewOf(k, version)).filter((v): v is View => !!v);

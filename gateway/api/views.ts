@@ -103,6 +103,13 @@ export function translateInput(view: View, body: unknown): { attributes: Record<
   return { attributes, errors };
 }
 
+/** The collection path of a resource; a nested collection's `:param`s filled from its own references. */
+export function collectionPath(view: View, attrs: Record<string, unknown>): string {
+  const scope = view.spec.scope;
+  if (!scope) return view.path;
+  return view.path.replace(/:([A-Za-z_]+)/g, (_m, param: string) => String(attrs[scope[param]] ?? `:${param}`));
+}
+
 /** The object name a canonical kind has in `version` (v1 `image_banner` for `image_ad_item`). */
 export function objectNameOf(kindName: string, version: ApiVersion): string | undefined {
   return findKind(kindName)?.views[version]?.object;
@@ -110,8 +117,8 @@ export function objectNameOf(kindName: string, version: ApiVersion): string | un
 
 /** The resource in this version's shape, limited to `fields` when given (object, self, id always). */
 export function renderResource(view: View, r: Resource, fields?: Set<string>): Record<string, unknown> {
-  const out: Record<string, unknown> = { object: view.object, self: `${view.path}/${r.id}`, id: r.id };
   const attrs = r.attributes ?? {};
+  const out: Record<string, unknown> = { object: view.object, self: `${collectionPath(view, attrs)}/${r.id}`, id: view.spec.stringId ? String(r.id) : r.id };
   for (const f of view.output) {
     if (fields && !fields.has(f.name)) continue;
     if (f.timestamp) {

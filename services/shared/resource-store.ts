@@ -291,7 +291,11 @@ export class ResourceStore {
         target = { kind: r.type, id: r.id };
       }
       if (!target) continue;
-      const targetKind = getKind(target.kind);
+      const targetKind = findKind(target.kind);
+      if (!targetKind) {
+        errors.push({ field, type: 'invalid_reference', message: `'${field}' refers to an unknown kind of resource '${target.kind}'.` });
+        continue;
+      }
       if (!(await this.exists(t, targetKind, target.id))) {
         errors.push({ field, type: 'invalid_reference', message: `'${field}' refers to ${targetKind.title} ${target.id}, which does not exist.` });
       }

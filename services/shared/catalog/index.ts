@@ -1,13 +1,20 @@
-import { accountsKinds } from './kinds/accounts';
+import * as accounts from './kinds/accounts';
+import * as inventory from './kinds/inventory';
+import * as inventoryV2 from './kinds/inventory-v2';
+import * as selfserve from './kinds/selfserve';
+import * as reporting from './kinds/reporting';
 import type { ApiVersion, FieldSpec, KindGroup, ResourceKind, ServiceName } from './types';
 
 export * from './types';
 
-/** Every resource kind of the platform. Adding a resource means adding its description here. */
-export const KINDS: readonly ResourceKind[] = [...accountsKinds];
+/** Each module describes the kinds (and "all types" groups) of one area. */
+const MODULES: { kinds: readonly ResourceKind[]; groups?: readonly KindGroup[] }[] = [accounts, inventory, inventoryV2, selfserve, reporting];
+
+/** Every resource kind of the platform. Adding a resource means adding its description to a module. */
+export const KINDS: readonly ResourceKind[] = MODULES.flatMap((m) => m.kinds);
 
 /** List-only collections spanning several kinds ("all types"). */
-export const GROUPS: readonly KindGroup[] = [];
+export const GROUPS: readonly KindGroup[] = MODULES.flatMap((m) => m.groups ?? []);
 
 const byName = new Map(KINDS.map((k) => [k.kind, k]));
 

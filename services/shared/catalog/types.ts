@@ -82,8 +82,16 @@ export interface VersionView {
   operations?: readonly Operation[];
   /** Operations that exist but are refused with 400 and this message (v2 flash create). */
   disabled?: Partial<Record<Operation, string>>;
-  /** Archive/unarchive routes: v1 `GET /{id}/archive`, `/{id}/unarchive`. */
+  /** Archive/unarchive routes: v1 `GET /{id}/archive`, `/{id}/unarchive`; v2 also `/archived...`. */
   archive?: boolean;
+  /**
+   * A nested collection: `path` holds `:param` segments (`/v2/self-serve/portals/:portal/zones`) and each
+   * binds a reference field of the kind (`{ portal: 'portal' }`). Lists are filtered by it, creates set
+   * it, and a resource is only found under the path of its own parent.
+   */
+  scope?: Readonly<Record<string, string>>;
+  /** The id is shown as a string (self-serve cart items). */
+  stringId?: boolean;
 }
 
 export interface ResourceKind {

@@ -88,4 +88,4 @@ export const advertiser: ResourceKind = {
   },
 };
 
-export const accountsKinds: ResourceKind[] = [publisher, advertiser];
+export const kinds: ResourceKind[] = [publisher, advertiser];

@@ -1,0 +1,9 @@
+import type { Router } from 'express';
+
+/**
+ * Operations beyond the catalog's CRUD, each a module that mounts its routes (and calls its service's
+ * own gRPC API through `callService`). They mount before the generic resource routes.
+ */
+export type ActionModule = (router: Router) => void;
+
+export const ACTION_MODULES: ActionModule[] = [];

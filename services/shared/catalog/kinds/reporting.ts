@@ -1,0 +1,6 @@
+import type { KindGroup, ResourceKind } from '../types';
+
+/** Reporting resources. */
+export const kinds: ResourceKind[] = [];
+
+export const groups: KindGroup[] = [];
