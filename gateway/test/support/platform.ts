@@ -10,7 +10,12 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-export const ROOT = path.resolve(__dirname, '../../..');
+/** The repository root (holding package.json), from the sources or from dist/. */
+export const ROOT = (() => {
+  let dir = __dirname;
+  while (!fs.existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return dir;
+})();
 
 export interface PlatformInfo {
   pid: number;
