@@ -33,6 +33,15 @@ export interface HookContext {
 export interface KindHooks {
   /** Called with validated values before they are stored; may change them or throw a ServiceError. */
   prepare?(values: Attributes, ctx: HookContext): Promise<void> | void;
+  /** Undoes what `prepare` did outside this database when the write then fails (e.g. a unique index). */
+  abandon?(values: Attributes, ctx: HookContext): Promise<void> | void;
+  /** Fills in output fields kept outside the resource's attributes (a wallet balance) before answering. */
+  decorate?(items: Resource[], tenant: Tenant, db: Knex): Promise<void> | void;
+}
+
+/** A unique index of the service's schema refused the write: the resource already exists (409). */
+function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: string })?.code === '23505';
 }
 
 /** The generic table every data-owning service keeps its catalog resources in. */
@@ -124,19 +133,33 @@ export class ResourceStore {
     const { values, errors } = validateInput(kind, input, 'create');
     if (errors.length) throw fail.invalid(errors);
     await this.checkReferences(t, kind, values);
-    await this.hooks[kind.kind]?.prepare?.(values, { tenant: t, op: 'create', db: this.knex });
-    const [row] = await this.knex<Row>('resources')
-      .insert({ account_id: t.accountId, mode: t.mode, kind: kind.kind, attributes: JSON.stringify(values) as never } as never)
-      .returning('*');
-    return this.toResource(row);
+    const hooks = this.hooks[kind.kind];
+    const ctx: HookContext = { tenant: t, op: 'create', db: this.knex };
+    await hooks?.prepare?.(values, ctx);
+    let row: Row;
+    try {
+      [row] = await this.knex<Row>('resources')
+        .insert({ account_id: t.accountId, mode: t.mode, kind: kind.kind, attributes: JSON.stringify(values) as never } as never)
+        .returning('*');
+    } catch (err) {
+      await hooks?.abandon?.(values, ctx);
+      if (isUniqueViolation(err)) throw fail.conflict(`This ${kind.title} already exists.`);
+      throw err;
+    }
+    return this.decorated(t, this.toResource(row));
+  }
+
+  private async decorated(t: Tenant, r: Resource): Promise<Resource> {
+    await this.hooks[r.kind]?.decorate?.([r], t, this.knex);
+    return r;
   }
 
   async get(t: Tenant, kindName: string, id: number, archived = false): Promise<Resource> {
     const kind = this.own(kindName);
-    if (!archived) return this.toResource(await this.load(t, kind, id));
+    if (!archived) return this.decorated(t, this.toResource(await this.load(t, kind, id)));
     const row = await this.scoped(t).andWhere({ kind: kind.kind, id }).whereNotNull('archived_at').whereNull('archived_with').first();
     if (!row) throw fail.notFound(`archived ${kind.title}`, id);
-    return this.toResource(row);
+    return this.decorated(t, this.toResource(row));
   }
 
   private async load(t: Tenant, kind: ResourceKind, id: number, db: Knex | Knex.Transaction = this.knex): Promise<Row> {
@@ -151,15 +174,24 @@ export class ResourceStore {
     const { values, errors } = validateInput(kind, input, 'update');
     if (errors.length) throw fail.invalid(errors);
     await this.checkReferences(t, kind, values);
-    await this.hooks[kind.kind]?.prepare?.(values, { tenant: t, op: 'update', existing: existing.attributes, db: this.knex });
+    const hooks = this.hooks[kind.kind];
+    const ctx: HookContext = { tenant: t, op: 'update', existing: existing.attributes, db: this.knex };
+    await hooks?.prepare?.(values, ctx);
     // Merge in the database so concurrent updates of different fields both survive.
-    const [row] = await this.scoped(t)
-      .andWhere({ kind: kind.kind, id })
-      .whereNull('archived_at')
-      .update({ attributes: this.knex.raw('attributes || ?::jsonb', [JSON.stringify(values)]) as never, updated_at: this.knex.fn.now() as never })
-      .returning('*');
+    let row: Row | undefined;
+    try {
+      [row] = await this.scoped(t)
+        .andWhere({ kind: kind.kind, id })
+        .whereNull('archived_at')
+        .update({ attributes: this.knex.raw('attributes || ?::jsonb', [JSON.stringify(values)]) as never, updated_at: this.knex.fn.now() as never })
+        .returning('*');
+    } catch (err) {
+      await hooks?.abandon?.(values, ctx);
+      if (isUniqueViolation(err)) throw fail.conflict(`Another ${kind.title} already has these values.`);
+      throw err;
+    }
     if (!row) throw fail.notFound(kind.title, id);
-    return this.toResource(row);
+    return this.decorated(t, this.toResource(row));
   }
 
   async delete(t: Tenant, kindName: string, id: number): Promise<{ id: number }> {
@@ -184,7 +216,11 @@ export class ResourceStore {
       .orderBy('id', req.newestFirst ? 'desc' : 'asc')
       .limit(limit + 1)
       .offset(Math.max(req.offset || 0, 0));
-    return { items: rows.slice(0, limit).map((r) => this.toResource(r)), hasMore: rows.length > limit };
+    const items = rows.slice(0, limit).map((r) => this.toResource(r));
+    for (const k of new Set(items.map((i) => i.kind))) {
+      await this.hooks[k]?.decorate?.(items.filter((i) => i.kind === k), t, this.knex);
+    }
+    return { items, hasMore: rows.length > limit };
   }
 
   async archive(t: Tenant, kindName: string, id: number): Promise<ResourceRef[]> {
@@ -233,26 +269,77 @@ export class ResourceStore {
 
   async cascadeArchive(t: Tenant, req: CascadeRequest): Promise<CascadeResponse> {
     const parent = req.parent!;
+    const marker = `${parent.kind}:${parent.id}`;
     const affected: ResourceRef[] = [];
+    const children: ResourceRef[] = [];
     for (const link of this.localLinks(parent.kind).filter((l) => l.spec.parent)) {
       const rows = await this.scoped(t)
         .andWhere({ kind: link.child.kind })
         .whereNull('archived_at')
         .whereRaw('attributes @> ?::jsonb', [JSON.stringify({ [link.field]: this.refValue(link, parent) })])
-        .update({ archived_at: this.knex.fn.now() as never, archived_with: `${parent.kind}:${parent.id}` })
+        .update({ archived_at: this.knex.fn.now() as never, archived_with: marker })
         .returning(['id', 'kind']);
-      affected.push(...rows.map((r) => ({ kind: r.kind, id: r.id })));
+      children.push(...rows.map((r) => ({ kind: r.kind, id: Number(r.id) })));
     }
+    affected.push(...children);
+    // Relations (assignments, placements) go along with the parent and with each direct descendant,
+    // marked with the parent and their group so that unarchive restores them only when asked to.
+    for (const target of [parent, ...children]) affected.push(...(await this.archiveGroupMembers(t, target, marker)));
     return { affected, notRestored: [] };
+  }
+
+  /** Archives this service's archive-group resources that reference `target`, marked `marker#group`. */
+  private async archiveGroupMembers(t: Tenant, target: ResourceRef, marker: string): Promise<ResourceRef[]> {
+    const out: ResourceRef[] = [];
+    for (const link of this.localLinks(target.kind).filter((l) => l.child.archiveGroup && !l.spec.parent)) {
+      const rows = await this.scoped(t)
+        .andWhere({ kind: link.child.kind })
+        .whereNull('archived_at')
+        .whereRaw('attributes @> ?::jsonb', [JSON.stringify({ [link.field]: this.refValue(link, target) })])
+        .update({ archived_at: this.knex.fn.now() as never, archived_with: `${marker}#${link.child.archiveGroup}` })
+        .returning(['id', 'kind']);
+      out.push(...rows.map((r) => ({ kind: r.kind, id: Number(r.id) })));
+    }
+    return out;
   }
 
   async cascadeUnarchive(t: Tenant, req: CascadeRequest): Promise<CascadeResponse> {
     const parent = req.parent!;
+    const marker = `${parent.kind}:${parent.id}`;
     const rows = await this.scoped(t)
-      .andWhere({ archived_with: `${parent.kind}:${parent.id}` })
+      .andWhere({ archived_with: marker })
       .update({ archived_at: null, archived_with: null, updated_at: this.knex.fn.now() as never })
       .returning(['id', 'kind']);
-    return { affected: rows.map((r) => ({ kind: r.kind, id: r.id })), notRestored: [] };
+    const affected: ResourceRef[] = rows.map((r) => ({ kind: r.kind, id: Number(r.id) }));
+    const notRestored: NotRestored[] = [];
+    // Included groups come back only when everything they reference exists (and is not archived).
+    for (const group of new Set(req.include)) {
+      const members = await this.scoped(t).andWhere({ archived_with: `${marker}#${group}` }).orderBy('id');
+      for (const m of members) {
+        const problem = await this.brokenReference(t, getKind(m.kind), m.attributes);
+        if (problem) {
+          notRestored.push({ resource: { kind: m.kind, id: Number(m.id) }, reason: problem });
+          continue;
+        }
+        await this.scoped(t).andWhere({ id: m.id }).update({ archived_at: null, archived_with: null, updated_at: this.knex.fn.now() as never });
+        affected.push({ kind: m.kind, id: Number(m.id) });
+      }
+    }
+    return { affected, notRestored };
+  }
+
+  /** Why a stored resource cannot be restored: the first reference that names no active resource. */
+  private async brokenReference(t: Tenant, kind: ResourceKind, attrs: Attributes): Promise<string | undefined> {
+    for (const [field, spec] of Object.entries(kind.fields)) {
+      const v = attrs[field];
+      if (v === undefined || v === null || (spec.type !== 'ref' && spec.type !== 'typed_ref')) continue;
+      const target = spec.type === 'ref' ? { kind: spec.ref!, id: v as number } : { kind: (v as { type: string }).type, id: (v as { id: number }).id };
+      const targetKind = findKind(target.kind);
+      if (!targetKind || !(await this.exists(t, targetKind, target.id))) {
+        return `'${field}' refers to ${targetKind?.title ?? target.kind} ${target.id}, which was deleted or is archived.`;
+      }
+    }
+    return undefined;
   }
 
   async cascadeDelete(t: Tenant, req: CascadeRequest): Promise<CascadeResponse> {
@@ -261,7 +348,10 @@ export class ResourceStore {
     for (const link of this.localLinks(parent.kind)) {
       const match = JSON.stringify({ [link.field]: this.refValue(link, parent) });
       if (link.spec.parent || link.spec.onRefDelete === 'delete') {
-        const victims = await this.scoped(t).andWhere({ kind: link.child.kind }).whereRaw('attributes @> ?::jsonb', [match]).select('id', 'kind');
+        const q = this.scoped(t).andWhere({ kind: link.child.kind }).whereRaw('attributes @> ?::jsonb', [match]);
+        // An archived relation stays, so that unarchiving its owner reports it as not restorable.
+        if (link.child.archiveGroup && !link.spec.parent) q.whereNull('archived_at');
+        const victims = await q.select('id', 'kind');
         for (const v of victims) {
           const sub = await this.cascade(t, { kind: v.kind, id: v.id }, 'cascadeDelete', []);
           affected.push(...sub.affected);

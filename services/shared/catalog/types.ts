@@ -64,6 +64,9 @@ export interface FieldSpec {
   maxBytes?: number;
 }
 
+/** Relations restored only on request when their owner is unarchived. */
+export type ArchiveGroup = 'campaign_assignments' | 'placements';
+
 export type Operation = 'list' | 'create' | 'get' | 'update' | 'delete';
 
 export interface VersionView {
@@ -103,6 +106,12 @@ export interface ResourceKind {
   /** Output names of the created/modified timestamps, when the kind shows them. */
   timestamps?: { created?: string; modified?: string };
   archivable?: boolean;
+  /**
+   * A relation between resources (campaign assignments, placements) that is archived along with any
+   * resource it references, and restored on unarchive only when this group is included
+   * (`include_campaign_assignments`, `include_placements`) and everything it references still exists.
+   */
+  archiveGroup?: ArchiveGroup;
   views: Partial<Record<ApiVersion, VersionView>>;
 }
 

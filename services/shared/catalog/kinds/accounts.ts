@@ -88,4 +88,21 @@ export const advertiser: ResourceKind = {
   },
 };
 
-export const kinds: ResourceKind[] = [publisher, advertiser];
+/** A header-bidding partner; `parameters` are the partner's own and are replaced wholesale on update. */
+export const bidder: ResourceKind = {
+  kind: 'bidder',
+  service: 'accounts',
+  title: 'bidder',
+  timestamps: { created: 'created_date' },
+  fields: {
+    bidder_code: { type: 'string', required: true, minLength: 1, maxLength: 64 },
+    name,
+    parameters: { type: 'object', required: true, maxBytes: 8192 },
+  },
+  views: {
+    v1: { object: 'bidder', path: '/v1/bidders', fields: ['bidder_code', 'created_date', 'name', 'parameters'] },
+    v2: { object: 'bidder', path: '/v2/bidders', fields: ['bidder_code', 'name', 'parameters'] },
+  },
+};
+
+export const kinds: ResourceKind[] = [publisher, advertiser, bidder];
