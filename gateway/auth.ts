@@ -60,7 +60,12 @@ export class KeyResolver {
         idempotent: true,
         timeoutMs: 3000,
       });
-      const identity = { tenant: { accountId: id.accountId, mode: id.mode === Mode.MODE_TEST ? ('test' as const) : ('live' as const) }, keyId: id.keyId, features: id.features };
+      const identity = {
+        tenant: { accountId: id.accountId, mode: id.mode === Mode.MODE_TEST ? ('test' as const) : ('live' as const) },
+        keyId: id.keyId,
+        features: id.features,
+        limits: { general: id.generalLimit, reporting: id.reportingLimit },
+      };
       if (this.cache.size > 10_000) this.cache.clear();
       this.cache.set(hash, { identity, expires: Date.now() + this.ttlMs });
       return identity;

@@ -8,6 +8,8 @@ export interface RequestContext {
   tenant: Tenant;
   keyId: number;
   features: string[];
+  /** The account's request budgets per 60 s window; 0 (or absent) means the platform default. */
+  limits?: { general: number; reporting: number };
 }
 
 export function ctxOf(res: Response): RequestContext {

@@ -7,6 +7,9 @@ import { log } from '../services/shared/log';
 import { startMetricsServer } from '../services/shared/metrics';
 import { createApp } from './app';
 import { KeyResolver } from './auth';
+import { idempotency } from './idempotency';
+import { RateLimiter, rateLimit } from './ratelimit';
+import { SharedState } from './redis-state';
 import { loadTlsCredentials } from './tls';
 
 export interface RunningGateway {
@@ -28,10 +31,14 @@ export async function startGateway(): Promise<RunningGateway> {
   const resolver = new KeyResolver();
   resolver.start();
   const bodyLimit = envStr('BODY_LIMIT', '1mb')!;
+  const shared = new SharedState();
   const app = createApp({
     resolver,
     trustedProxies: (envStr('TRUSTED_PROXIES', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     bodyLimit,
+    // Rate limits first: a refused request must not reach (or claim) an idempotency key.
+    afterAuth: [rateLimit(new RateLimiter(shared)), idempotency(shared, bodyLimit)],
+    healthDetails: () => shared.details(),
   });
   app.set('bodyLimit', bodyLimit);
   const tls = await loadTlsCredentials();
@@ -69,6 +76,7 @@ export async function startGateway(): Promise<RunningGateway> {
       await closed;
       clearTimeout(timer);
       resolver.stop();
+      await shared.close();
       metrics.close();
       closeClients();
     },

@@ -4,6 +4,7 @@
  *   npm run admin -- create-key --account ID --mode test|live
  *   npm run admin -- list-keys --account ID
  *   npm run admin -- delete-key --account ID --key ID
+ *   npm run admin -- set-limits --account ID [--general N] [--reporting N]   (requests per 60 s; 0 = default)
  * Each command prints one JSON line.
  */
 import { Metadata } from '@grpc/grpc-js';
@@ -75,8 +76,23 @@ async function run(command: string, args: Args): Promise<unknown> {
       const res = await rpc<{ keyId: number }>('deleteApiKey', { accountId: Number(need(args, 'account')), keyId: Number(need(args, 'key')) });
       return { key: { id: res.keyId, deleted: true } };
     }
+    case 'set-limits': {
+      const limit = (name: string) => {
+        const raw = args[name];
+        if (raw === undefined) return undefined;
+        if (!/^\d{1,7}$/.test(raw)) throw new Error(`--${name} must be a whole number of requests per 60 seconds (0 restores the default)`);
+        return Number(raw);
+      };
+      const res = await rpc<{ accountId: number; generalLimit: number; reportingLimit: number }>('setAccountLimits', {
+        accountId: Number(need(args, 'account')),
+        generalLimit: limit('general'),
+        reportingLimit: limit('reporting'),
+      });
+      // 0 stored means "the platform default", shown as null.
+      return { account: { id: res.accountId, limits: { general: res.generalLimit || null, reporting: res.reportingLimit || null } } };
+    }
     default:
-      throw new Error(`unknown command '${command}'; commands: create-account, create-key, list-keys, delete-key`);
+      throw new Error(`unknown command '${command}'; commands: create-account, create-key, list-keys, delete-key, set-limits`);
   }
 }
 

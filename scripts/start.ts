@@ -4,6 +4,7 @@
  * SIGINT/SIGTERM.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { Metadata } from '@grpc/grpc-js';
@@ -52,9 +53,21 @@ const children: Child[] = [
   { name: 'gateway', script: 'gateway/main.js', env: { ...baseEnv }, restarts: 0 },
 ];
 
+/** DATA_DIR/pids.json: the current pid of every child, for operators and fault-injection tests. */
+function writePids(): void {
+  const pids = Object.fromEntries(children.filter((c) => c.proc?.pid).map((c) => [c.name, c.proc!.pid]));
+  try {
+    fs.mkdirSync(baseEnv.DATA_DIR!, { recursive: true });
+    fs.writeFileSync(path.join(baseEnv.DATA_DIR!, 'pids.json'), `${JSON.stringify({ start: process.pid, ...pids })}\n`);
+  } catch {
+    /* informational only */
+  }
+}
+
 function launch(child: Child): void {
   const proc = spawn(process.execPath, [path.join(root, child.script)], { env: child.env, stdio: ['ignore', 'inherit', 'inherit'] });
   child.proc = proc;
+  writePids();
   proc.on('exit', (code, signal) => {
     if (stopping) return;
     child.restarts++;

@@ -25,8 +25,13 @@ interface AccountRow {
   name: string;
   email: string | null;
   features: string[];
+  general_limit: number | null;
+  reporting_limit: number | null;
   created_at: Date;
 }
+
+/** Largest per-account budget an operator can set (requests per 60-second window). */
+const MAX_LIMIT = 1_000_000;
 
 interface KeyRow {
   id: number;
@@ -92,12 +97,19 @@ export function accountsBinding(db: Database): ServiceBinding {
       const row = await knex('api_keys as k')
         .join('accounts as a', 'a.id', 'k.account_id')
         .where('k.key_hash', req.keyHash)
-        .first<KeyRow & { features: string[] }>('k.id', 'k.account_id', 'k.mode', 'k.key_hash', 'a.features');
+        .first<KeyRow & Pick<AccountRow, 'features' | 'general_limit' | 'reporting_limit'>>('k.id', 'k.account_id', 'k.mode', 'k.key_hash', 'a.features', 'a.general_limit', 'a.reporting_limit');
       // The index finds the row; the comparison itself is constant-time all the same.
       if (!row || !crypto.timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(req.keyHash, 'hex'))) {
         throw fail.notFound('API key', 'given');
       }
-      return { accountId: Number(row.account_id), mode: toProtoMode(row.mode), keyId: Number(row.id), features: row.features ?? [] };
+      return {
+        accountId: Number(row.account_id),
+        mode: toProtoMode(row.mode),
+        keyId: Number(row.id),
+        features: row.features ?? [],
+        generalLimit: row.general_limit ?? 0,
+        reportingLimit: row.reporting_limit ?? 0,
+      };
     },
 
     async createApiKey(req: { accountId: number; mode: ProtoMode }) {
@@ -120,6 +132,26 @@ export function accountsBinding(db: Database): ServiceBinding {
       if (!row) throw fail.notFound('API key', req.keyId);
       revocations.emit('revoked', row.key_hash);
       return { keyId: Number(row.id) };
+    },
+
+    async setAccountLimits(req: { accountId: number; generalLimit?: number; reportingLimit?: number }) {
+      await getAccount(req.accountId);
+      const changes: Partial<Pick<AccountRow, 'general_limit' | 'reporting_limit'>> = {};
+      for (const [field, value] of [['general_limit', req.generalLimit], ['reporting_limit', req.reportingLimit]] as const) {
+        if (value === undefined) continue;
+        if (!Number.isInteger(value) || value < 0 || value > MAX_LIMIT) {
+          throw fail.invalid([{ field, type: 'invalid_value', message: `'${field}' must be an integer from 0 (the default) to ${MAX_LIMIT}.` }]);
+        }
+        changes[field] = value === 0 ? null : value;
+      }
+      const [row] = Object.keys(changes).length
+        ? await knex<AccountRow>('accounts').where({ id: req.accountId }).update(changes).returning('*')
+        : [await getAccount(req.accountId)];
+      // Gateways cache resolved keys together with these limits; dropping the account's keys from
+      // their caches (as a revocation does) makes the new limits apply at once.
+      const keys = await knex<KeyRow>('api_keys').where({ account_id: req.accountId }).select('key_hash');
+      for (const k of keys) revocations.emit('revoked', k.key_hash);
+      return { accountId: Number(row.id), generalLimit: row.general_limit ?? 0, reportingLimit: row.reporting_limit ?? 0 };
     },
   });
 

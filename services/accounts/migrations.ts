@@ -27,4 +27,14 @@ export const migrations: Migration[] = [
       await db.raw("alter table api_keys add constraint api_keys_mode_check check (mode in ('test', 'live'))");
     },
   },
+  {
+    name: '0003_account_rate_limits',
+    async up(db) {
+      // Requests per 60-second window; null means the platform default (spec section 8: 600 and 60).
+      await db.schema.alterTable('accounts', (t) => {
+        t.integer('general_limit').nullable();
+        t.integer('reporting_limit').nullable();
+      });
+    },
+  },
 ];

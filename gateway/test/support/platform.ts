@@ -50,6 +50,8 @@ export async function platformEnv(extra: Record<string, string> = {}): Promise<{
     GATEWAY_HTTP_PORT: String(await freePort()),
     METRICS_PORT: String(await freePort()),
     SERVE_BASE_URL: 'https://serve.example.test',
+    // Test platforms running at once may share one Redis, and their account ids collide.
+    REDIS_KEY_PREFIX: `adserver-test:${schemaPrefix}:`,
     ...extra,
   };
   for (const s of ['ACCOUNTS', 'INVENTORY', 'SELFSERVE', 'REPORTING']) {

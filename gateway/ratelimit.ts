@@ -1,0 +1,149 @@
+import crypto from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import client from 'prom-client';
+import { envInt } from '../services/shared/config';
+import { registry } from '../services/shared/metrics';
+import { ctxOf } from './context';
+import { ApiError } from './errors';
+import type { SharedState } from './redis-state';
+
+export type Bucket = 'general' | 'reporting';
+
+/** Spec section 8: these paths share the reporting budget; every other endpoint the general one. */
+export const REPORTING_PATHS = ['/v2/reports', '/v2/custom-reports', '/v2/vast-reports', '/v2/vast-custom-reports'];
+
+export const WINDOW_MS = 60_000;
+export const DEFAULT_LIMITS: Record<Bucket, number> = {
+  general: envInt('RATE_LIMIT_GENERAL', 600),
+  reporting: envInt('RATE_LIMIT_REPORTING', 60),
+};
+
+const rejections = new client.Counter({
+  name: 'ratelimit_rejections_total',
+  help: 'Requests refused with 429, by budget (general or reporting).',
+  labelNames: ['bucket'] as const,
+  registers: [registry],
+});
+
+export function bucketOf(path: string): Bucket {
+  return REPORTING_PATHS.some((p) => path === p || path.startsWith(`${p}/`)) ? 'reporting' : 'general';
+}
+
+export interface Decision {
+  allowed: boolean;
+  limit: number;
+  /** Requests left in the window after this one. */
+  remaining: number;
+  /** Epoch ms when the oldest counted request leaves the window (a slot frees). */
+  resetAt: number;
+  now: number;
+}
+
+/**
+ * A sliding log in one sorted set per budget: drop entries older than the window, count, and add this
+ * request only if it fits, all in one script so concurrent gateways can never both take the last slot.
+ * Redis' own clock timestamps every entry, so replicas with skewed clocks still agree.
+ */
+const SLIDING_WINDOW_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local window = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local count = redis.call('ZCARD', KEYS[1])
+local allowed = 0
+if count < limit then
+  redis.call('ZADD', KEYS[1], now, now .. ':' .. ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], window)
+  count = count + 1
+  allowed = 1
+end
+local reset = now + window
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if oldest[2] then reset = tonumber(oldest[2]) + window end
+return {allowed, count, reset, now}
+`;
+
+/** The same sliding log in process: the store without REDIS_URL, and the fallback while Redis is down. */
+export class MemoryWindow {
+  private readonly logs = new Map<string, number[]>();
+  private lastSweep = Date.now();
+
+  hit(key: string, limit: number, windowMs = WINDOW_MS, now = Date.now()): Decision {
+    let log = this.logs.get(key);
+    if (!log) this.logs.set(key, (log = []));
+    let drop = 0;
+    while (drop < log.length && log[drop] <= now - windowMs) drop++;
+    if (drop) log.splice(0, drop);
+    const allowed = log.length < limit;
+    if (allowed) log.push(now);
+    this.sweep(now, windowMs);
+    return { allowed, limit, remaining: Math.max(0, limit - log.length), resetAt: (log[0] ?? now) + windowMs, now };
+  }
+
+  /** Forgets budgets idle for a whole window, so memory follows the active accounts. */
+  private sweep(now: number, windowMs: number): void {
+    if (now - this.lastSweep < windowMs) return;
+    this.lastSweep = now;
+    for (const [k, log] of this.logs) if (!log.length || log[log.length - 1] <= now - windowMs) this.logs.delete(k);
+  }
+}
+
+export class RateLimiter {
+  private readonly memory = new MemoryWindow();
+
+  constructor(private readonly state: SharedState) {
+    state.redis?.defineCommand('adserverSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW_LUA });
+  }
+
+  async hit(bucket: Bucket, accountId: number, limit: number): Promise<Decision> {
+    const key = `${this.state.prefix}ratelimit:${bucket}:${accountId}`;
+    const redis = this.state.client;
+    if (redis) {
+      try {
+        const run = (redis as unknown as { adserverSlidingWindow(k: string, w: number, l: number, id: string): Promise<number[]> }).adserverSlidingWindow;
+        const [allowed, count, resetAt, now] = (await run.call(redis, key, WINDOW_MS, limit, crypto.randomBytes(6).toString('hex'))).map(Number);
+        return { allowed: allowed === 1, limit, remaining: Math.max(0, limit - count), resetAt, now };
+      } catch (err) {
+        this.state.commandFailed(err);
+      }
+    }
+    return this.memory.hit(key, limit);
+  }
+}
+
+/**
+ * Per-account budgets (both modes together), checked after authentication. Every authenticated
+ * response carries X-RateLimit-Limit, -Remaining and -Reset (epoch seconds when a slot frees); a
+ * refused request gets 429 with Retry-After and does not use up budget.
+ */
+export function rateLimit(limiter: RateLimiter) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const ctx = ctxOf(res);
+    if (!ctx) return next();
+    const bucket = bucketOf(req.path);
+    const limit = (bucket === 'general' ? ctx.limits?.general : ctx.limits?.reporting) || DEFAULT_LIMITS[bucket];
+    let d: Decision;
+    try {
+      d = await limiter.hit(bucket, ctx.tenant.accountId, limit);
+    } catch (err) {
+      return next(err);
+    }
+    res.setHeader('X-RateLimit-Limit', String(d.limit));
+    res.setHeader('X-RateLimit-Remaining', String(d.remaining));
+    res.setHeader('X-RateLimit-Reset', String(Math.ceil(d.resetAt / 1000)));
+    if (d.allowed) return next();
+    rejections.inc({ bucket });
+    const retryAfter = Math.max(1, Math.ceil((d.resetAt - d.now) / 1000));
+    const what = bucket === 'reporting' ? 'reporting requests' : 'requests';
+    next(
+      new ApiError(
+        429,
+        'rate_limit_error',
+        `Too many ${what}: this account may make ${d.limit} ${what} per 60 seconds. Retry after ${retryAfter} s.`,
+        undefined,
+        { 'Retry-After': String(retryAfter) },
+      ),
+    );
+  };
+}
