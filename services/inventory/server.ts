@@ -1,7 +1,15 @@
 import type { ServiceSpec } from '../shared/service-main';
 import { resourcesTableMigration } from '../shared/resource-store';
+import { displayHooks } from './hooks/display';
+import { v2Hooks } from './hooks/v2';
+import { migrationsV2 } from './migrations-v2';
+import { adItemTasksBinding, startNativeToImageWorker } from './native-to-image';
+import { tagsBinding } from './tags';
 
 export const inventoryService: ServiceSpec = {
   name: 'inventory',
-  migrations: [resourcesTableMigration],
+  migrations: [resourcesTableMigration, ...migrationsV2],
+  hooks: { ...v2Hooks, ...displayHooks },
+  bindings: (db, store) => [adItemTasksBinding(db, store), tagsBinding(store)],
+  start: (db, store) => startNativeToImageWorker(db, store),
 };

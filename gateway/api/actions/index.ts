@@ -1,4 +1,7 @@
 import type { Router } from 'express';
+import { selfserveActions } from './selfserve';
+import { adItemActions } from './ad-items';
+import { tagActions } from './tags';
 
 /**
  * Operations beyond the catalog's CRUD, each a module that mounts its routes (and calls its service's
@@ -6,4 +9,4 @@ import type { Router } from 'express';
  */
 export type ActionModule = (router: Router) => void;
 
-export const ACTION_MODULES: ActionModule[] = [];
+export const ACTION_MODULES: ActionModule[] = [adItemActions, tagActions, selfserveActions];

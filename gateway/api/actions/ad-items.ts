@@ -1,0 +1,116 @@
+import type { Request, Response, Router } from 'express';
+import {
+  AdItemTasksClient,
+  type AdItemConversionTag,
+  type NativeToImageTask,
+} from '../../../proto/gen/adserver/inventory/v1/tasks';
+import type { ParameterError } from '../../../services/shared/catalog';
+import { isPlainObject } from '../../../services/shared/catalog/validate';
+import { ctxOf } from '../../context';
+import { apiErrors, ApiError } from '../../errors';
+import { callService } from '../backend';
+import { parseId } from '../params';
+import type { ActionModule } from './index';
+
+const NATIVE_TO_IMAGE_FEATURE = 'native-to-image';
+const TASKS_PATH = '/v2/scheduled-tasks/native-ad-to-image';
+
+/** v2 ad item path segment -> canonical kind, for the conversion tags this module serves. */
+const CONVERSION_TAG_SEGMENTS: Record<string, string> = {
+  'custom-html': 'custom_html_ad_item',
+  native: 'native_ad_item',
+  'rich-media': 'rich_media_ad_item',
+};
+
+const notSupported = (req: Request) => {
+  throw apiErrors.notSupported(req.method, req.route.path);
+};
+
+function protocolOf(req: Request): string {
+  const p = req.query.protocol;
+  if (p === undefined) return 'https';
+  if (p !== 'http' && p !== 'https') throw apiErrors.invalid([{ field: 'protocol', type: 'invalid_value', message: "'protocol' must be http or https." }]);
+  return p;
+}
+
+/** The to-image body, checked for JSON types before it becomes a typed gRPC request. */
+function toImageBody(body: unknown): { mediaGroup: number; size: string; name: string } {
+  if (!isPlainObject(body)) throw apiErrors.badRequest('The request body must be a JSON object.');
+  const errors: ParameterError[] = [];
+  for (const k of Object.keys(body)) {
+    if (!['media_group', 'size', 'name'].includes(k)) errors.push({ field: k.slice(0, 64), type: 'unknown_field', message: `'${k.slice(0, 64)}' is not a parameter of to-image; give media_group, size and optionally name.` });
+  }
+  const { media_group, size, name } = body;
+  if (media_group === undefined || media_group === null) errors.push({ field: 'media_group', type: 'missing_field', message: "'media_group' is required: the id of the media group to store the image in." });
+  else if (typeof media_group !== 'number' || !Number.isSafeInteger(media_group) || media_group < 1) errors.push({ field: 'media_group', type: 'invalid_value', message: "'media_group' must be a positive integer id." });
+  if (size === undefined || size === null) errors.push({ field: 'size', type: 'missing_field', message: "'size' is required, in the form {width}x{height}, for example 300x250." });
+  else if (typeof size !== 'string') errors.push({ field: 'size', type: 'invalid_value', message: "'size' must be a string of the form {width}x{height}, for example 300x250." });
+  if (name !== undefined && name !== null && typeof name !== 'string') errors.push({ field: 'name', type: 'invalid_value', message: "'name' must be a string of at most 255 characters." });
+  else if (typeof name === 'string' && name.length > 255) errors.push({ field: 'name', type: 'invalid_value', message: "'name' must be at most 255 characters long." });
+  if (errors.length) throw apiErrors.invalid(errors);
+  return { mediaGroup: media_group as number, size: size as string, name: (name as string | undefined | null) ?? '' };
+}
+
+/** A task in the reference's scheduled-task shape, with its own status and, when done, its result. */
+function scheduledTask(task: NativeToImageTask) {
+  const done = task.status === 'success' || task.status === 'error';
+  return {
+    object: 'scheduled_task',
+    url: `${TASKS_PATH}/${task.id}`,
+    data: {
+      status: task.status,
+      started_at: task.startedAt || null,
+      completed_at: task.completedAt || null,
+      estimated_end_at: null,
+      percent_complete: done ? 1 : 0,
+      results: !done
+        ? null
+        : task.status === 'success'
+          ? { status: 'success', extra: { image_creative: task.imageCreative, media_group: task.mediaGroup, size: `${task.width}x${task.height}`, native_ad_item: task.nativeAdItem } }
+          : { status: 'error', extra: { message: task.error } },
+    },
+  };
+}
+
+/**
+ * v2 ad item operations beyond CRUD: the custom_html alias of /ad-items/custom-html, conversion tags of
+ * custom HTML, native and rich media items, and the native-to-image conversion with its task.
+ */
+export const adItemActions: ActionModule = (router: Router) => {
+  // The spec names /ad-items/custom_html as another path of the same collection.
+  router.all(/^\/v2\/ad-items\/custom_html(\/.*)?$/, (req, _res, next) => {
+    req.url = req.url.replace('/v2/ad-items/custom_html', '/v2/ad-items/custom-html');
+    next();
+  });
+
+  for (const [segment, kind] of Object.entries(CONVERSION_TAG_SEGMENTS)) {
+    const path = `/v2/ad-items/${segment}/:id/conversion-tag`;
+    router.get(path, async (req: Request, res: Response) => {
+      const ctx = ctxOf(res);
+      const id = parseId(req.params.id as string, kind.replace(/_/g, ' '));
+      const tag = await callService<AdItemConversionTag>(ctx, 'inventory', AdItemTasksClient, 'getAdItemConversionTag', { kind, id, protocol: protocolOf(req) }, { idempotent: true });
+      res.json({ object: 'conv_tag', url: req.path, data: { src: tag.src, html: tag.html } });
+    });
+    router.all(path, notSupported);
+  }
+
+  router.post('/v2/ad-items/native/:id/to-image', async (req: Request, res: Response) => {
+    const ctx = ctxOf(res);
+    const id = parseId(req.params.id as string, 'native ad item');
+    if (!ctx.features.includes(NATIVE_TO_IMAGE_FEATURE)) {
+      throw new ApiError(403, 'feature_not_enabled_error', "The 'Native Ad to Image' feature (native-to-image) is not enabled on this account.");
+    }
+    const body = toImageBody(req.body === undefined ? {} : req.body);
+    const task = await callService<NativeToImageTask>(ctx, 'inventory', AdItemTasksClient, 'scheduleNativeToImage', { nativeAdItem: id, ...body });
+    res.json({ data: { status: 'success', task: task.id, task_url: `${TASKS_PATH}/${task.id}` } });
+  });
+  router.all('/v2/ad-items/native/:id/to-image', notSupported);
+
+  router.get(`${TASKS_PATH}/:task`, async (req: Request, res: Response) => {
+    const ctx = ctxOf(res);
+    const id = parseId(req.params.task as string, 'native-to-image task');
+    const task = await callService<NativeToImageTask>(ctx, 'inventory', AdItemTasksClient, 'getNativeToImageTask', { id }, { idempotent: true });
+    res.json(scheduledTask(task));
+  });
+  router.all(`${TASKS_PATH}/:task`, notSupported);
+};

@@ -1,0 +1,42 @@
+import type { Migration } from '../shared/db';
+
+/** Ids of sub-objects kept inside a resource (tracking pixels, native template variables). */
+export const SUB_ID_SEQUENCE = 'v2_sub_object_ids';
+
+/** Tables of the v2-only inventory resources; the resources themselves live in the generic table. */
+export const migrationsV2: Migration[] = [
+  {
+    name: '0100_v2_sub_ids_and_native_to_image_tasks',
+    async up(db) {
+      await db.raw(`create sequence if not exists ${SUB_ID_SEQUENCE}`);
+      // A scheduled native-to-image conversion. Queued and running tasks are picked up again when the
+      // service starts, so a restart delays a conversion but never loses it.
+      await db.schema.createTable('native_to_image_tasks', (t) => {
+        t.bigIncrements('id').primary();
+        t.bigInteger('account_id').notNullable();
+        t.string('mode', 4).notNullable();
+        t.bigInteger('native_ad_item').notNullable();
+        t.bigInteger('media_group').notNullable();
+        t.integer('width').notNullable();
+        t.integer('height').notNullable();
+        t.string('name', 255).nullable();
+        t.string('status', 16).notNullable().defaultTo('queued');
+        t.integer('attempts').notNullable().defaultTo(0);
+        t.bigInteger('image_creative').nullable();
+        t.text('error').nullable();
+        t.timestamp('not_before', { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.timestamp('started_at', { useTz: true }).nullable();
+        t.timestamp('completed_at', { useTz: true }).nullable();
+        t.index(['account_id', 'mode', 'id']);
+        t.index(['status', 'not_before']);
+      });
+      await db.raw("alter table native_to_image_tasks add constraint native_to_image_tasks_mode_check check (mode in ('test', 'live'))");
+      await db.raw("alter table native_to_image_tasks add constraint native_to_image_tasks_status_check check (status in ('queued', 'running', 'success', 'error'))");
+    },
+    async down(db) {
+      await db.schema.dropTable('native_to_image_tasks');
+      await db.raw(`drop sequence if exists ${SUB_ID_SEQUENCE}`);
+    },
+  },
+];

@@ -1,0 +1,302 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Metadata } from '@grpc/grpc-js';
+import { AccountsClient, type Account } from '../../proto/gen/adserver/accounts/v1/accounts';
+import {
+  AdItemTasksService,
+  type AdItemConversionTagRequest,
+  type GetNativeToImageTaskRequest,
+  type NativeToImageTask,
+  type ScheduleNativeToImageRequest,
+} from '../../proto/gen/adserver/inventory/v1/tasks';
+import { getKind, type Json, type ParameterError } from '../shared/catalog';
+import { dataDir, envInt, envStr } from '../shared/config';
+import type { Database } from '../shared/db';
+import { formatTimestamp } from '../shared/db';
+import { fail } from '../shared/errors';
+import { call, clientFor } from '../shared/grpc/client';
+import { implement, type ServiceBinding } from '../shared/grpc/server';
+import { errorFields, log } from '../shared/log';
+import type { ResourceStore } from '../shared/resource-store';
+import { tenantFromMetadata, type Tenant } from '../shared/tenant';
+
+export const NATIVE_TO_IMAGE_FEATURE = 'native-to-image';
+const CONVERSION_TAG_KINDS = new Set(['custom_html_ad_item', 'native_ad_item', 'rich_media_ad_item']);
+const SIZE = /^([1-9]\d{0,3})x([1-9]\d{0,3})$/;
+const MAX_SIDE = 4000;
+const MAX_ATTEMPTS = 3;
+
+interface TaskRow {
+  id: number;
+  account_id: number;
+  mode: 'test' | 'live';
+  native_ad_item: number;
+  media_group: number;
+  width: number;
+  height: number;
+  name: string | null;
+  status: 'queued' | 'running' | 'success' | 'error';
+  attempts: number;
+  image_creative: number | null;
+  error: string | null;
+  created_at: Date;
+  started_at: Date | null;
+  completed_at: Date | null;
+}
+
+function toTask(r: TaskRow): NativeToImageTask {
+  return {
+    id: Number(r.id),
+    status: r.status,
+    nativeAdItem: Number(r.native_ad_item),
+    mediaGroup: Number(r.media_group),
+    width: r.width,
+    height: r.height,
+    name: r.name ?? '',
+    imageCreative: Number(r.image_creative ?? 0),
+    error: r.error ?? '',
+    createdAt: formatTimestamp(r.created_at),
+    startedAt: formatTimestamp(r.started_at),
+    completedAt: formatTimestamp(r.completed_at),
+  };
+}
+
+function escapeXml(s: string): string {
+  return s.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
+}
+
+/** The template's HTML with each variable's placeholder replaced by the ad item's value for it. */
+export function renderTemplate(rawHtml: string, variables: { id: number; placeholder: string }[], values: Record<string, Json>): string {
+  let out = rawHtml;
+  for (const v of variables) {
+    const value = values[String(v.id)];
+    out = out.split(v.placeholder).join(value === undefined || value === null ? '' : String(value));
+  }
+  return out;
+}
+
+/** Visible text of rendered HTML, one entry per block, for laying out in the image. */
+function textLines(html: string): string[] {
+  const withBreaks = html
+    .replace(/<(script|style)[\s\S]*?<\/\1>/gi, '')
+    .replace(/<\s*(br|\/p|\/div|\/h\d|\/li|\/tr|\/a)\b[^>]*>/gi, '\n')
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&nbsp;/g, ' ')
+    .replace(/&amp;/g, '&')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>');
+  return withBreaks
+    .split('\n')
+    .map((l) => l.replace(/\s+/g, ' ').trim())
+    .filter(Boolean);
+}
+
+/** An SVG image of `width`x`height` showing the rendered ad's text, wrapped to the width. */
+export function renderSvg(html: string, width: number, height: number): string {
+  const fontSize = Math.max(10, Math.min(24, Math.floor(height / 8)));
+  const lineHeight = Math.round(fontSize * 1.3);
+  const maxChars = Math.max(4, Math.floor((width - 16) / (fontSize * 0.55)));
+  const lines: string[] = [];
+  for (const block of textLines(html)) {
+    let current = '';
+    for (const word of block.split(' ')) {
+      if (current && (current + ' ' + word).length > maxChars) {
+        lines.push(current);
+        current = '';
+      }
+      current = current ? `${current} ${word}` : word.slice(0, maxChars);
+    }
+    if (current) lines.push(current);
+  }
+  const fit = lines.slice(0, Math.max(1, Math.floor((height - 8) / lineHeight)));
+  const text = fit
+    .map((l, i) => `<text x="8" y="${8 + fontSize + i * lineHeight}" font-family="sans-serif" font-size="${fontSize}" fill="#1a1a1a">${escapeXml(l)}</text>`)
+    .join('\n  ');
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">
+  <rect width="${width}" height="${height}" fill="#ffffff" stroke="#cccccc"/>
+  ${text}
+</svg>
+`;
+}
+
+function creativesDir(): string {
+  return path.join(dataDir(), 'inventory', 'creatives');
+}
+
+/** Where the serving tier publishes creatives; the file itself is kept under DATA_DIR. */
+function serveBase(): string {
+  return (envStr('SERVE_BASE_URL', 'https://localhost:8443') as string).replace(/\/+$/, '');
+}
+
+async function accountFeatures(accountId: number): Promise<string[]> {
+  const account = await call<unknown, Account>('accounts', clientFor('accounts', AccountsClient), 'getAccount', { id: accountId }, new Metadata(), { idempotent: true });
+  return account.features ?? [];
+}
+
+/** AdItemTasks: conversion tags of the v2-only ad items, and native-to-image scheduling. */
+export function adItemTasksBinding(db: Database, store: ResourceStore): ServiceBinding {
+  const knex = db.knex;
+  const scoped = (t: Tenant) => knex<TaskRow>('native_to_image_tasks').where({ account_id: t.accountId, mode: t.mode });
+  const delayMs = () => envInt('NATIVE_TO_IMAGE_DELAY_MS', 0);
+
+  return {
+    definition: AdItemTasksService,
+    implementation: implement('inventory.AdItemTasks', {
+      async getAdItemConversionTag(req: AdItemConversionTagRequest, c) {
+        const t = tenantFromMetadata(c.metadata);
+        if (!CONVERSION_TAG_KINDS.has(req.kind)) throw fail.badRequest(`No conversion tag for '${req.kind}'.`);
+        const protocol = req.protocol || 'https';
+        if (protocol !== 'http' && protocol !== 'https') {
+          throw fail.invalid([{ field: 'protocol', type: 'invalid_value', message: "'protocol' must be http or https." }]);
+        }
+        await store.get(t, req.kind, req.id);
+        const host = new URL(serveBase()).host;
+        const src = `${protocol}://${host}/convtrack?account=${t.accountId}&ad_item=${req.id}&type=${req.kind}${t.mode === 'test' ? '&test=1' : ''}`;
+        return { src, html: `<img src="${src.replace(/&/g, '&amp;')}" height="1" width="1" border="0" alt="" style="display:none" />` };
+      },
+
+      async scheduleNativeToImage(req: ScheduleNativeToImageRequest, c) {
+        const t = tenantFromMetadata(c.metadata);
+        if (!(await accountFeatures(t.accountId)).includes(NATIVE_TO_IMAGE_FEATURE)) {
+          throw fail.permissionDenied("The 'Native Ad to Image' feature (native-to-image) is not enabled on this account.", 'feature_not_enabled_error');
+        }
+        const errors: ParameterError[] = [];
+        const size = SIZE.exec(req.size);
+        if (!req.size) errors.push({ field: 'size', type: 'missing_field', message: "'size' is required, in the form {width}x{height}, for example 300x250." });
+        else if (!size || Number(size[1]) > MAX_SIDE || Number(size[2]) > MAX_SIDE) {
+          errors.push({ field: 'size', type: 'invalid_value', message: `'size' must be of the form {width}x{height} with each side from 1 to ${MAX_SIDE}, for example 300x250.` });
+        }
+        if (req.name.length > 255) errors.push({ field: 'name', type: 'invalid_value', message: "'name' must be at most 255 characters long." });
+        if (!req.mediaGroup) errors.push({ field: 'media_group', type: 'missing_field', message: "'media_group' is required: the id of the media group to store the image in." });
+        else if (!(await store.exists(t, getKind('media_group'), req.mediaGroup))) {
+          errors.push({ field: 'media_group', type: 'invalid_reference', message: `'media_group' refers to media group ${req.mediaGroup}, which does not exist.` });
+        }
+        if (errors.length) throw fail.invalid(errors);
+        const item = await store.get(t, 'native_ad_item', req.nativeAdItem);
+        if (!item.attributes?.template) throw fail.notModifiable(`Native ad item ${req.nativeAdItem} has no template to render.`);
+        const [row] = await knex<TaskRow>('native_to_image_tasks')
+          .insert({
+            account_id: t.accountId,
+            mode: t.mode,
+            native_ad_item: req.nativeAdItem,
+            media_group: req.mediaGroup,
+            width: Number(size![1]),
+            height: Number(size![2]),
+            name: req.name || null,
+            not_before: knex.raw(`now() + (? * interval '1 millisecond')`, [delayMs()]) as never,
+          } as never)
+          .returning('*');
+        return toTask(row);
+      },
+
+      async getNativeToImageTask(req: GetNativeToImageTaskRequest, c) {
+        const t = tenantFromMetadata(c.metadata);
+        const row = await scoped(t).andWhere({ id: req.id }).first();
+        if (!row) throw fail.notFound('native-to-image task', req.id);
+        return toTask(row);
+      },
+    }),
+  };
+}
+
+/**
+ * Runs queued conversions one at a time. Tasks are rows in inventory's database: a task that was
+ * running when the service stopped is queued again at start, and the creative it may already have made
+ * is found by its file rather than made twice.
+ */
+export async function startNativeToImageWorker(db: Database, store: ResourceStore): Promise<() => Promise<void>> {
+  const knex = db.knex;
+  await knex('native_to_image_tasks').where({ status: 'running' }).update({ status: 'queued' });
+  let stopped = false;
+  let busy: Promise<void> = Promise.resolve();
+  const pollMs = envInt('NATIVE_TO_IMAGE_POLL_MS', 250);
+
+  const claim = async (): Promise<TaskRow | undefined> => {
+    const [row] = await knex<TaskRow>('native_to_image_tasks')
+      .whereIn(
+        'id',
+        knex('native_to_image_tasks').select('id').where({ status: 'queued' }).andWhere('not_before', '<=', knex.fn.now()).orderBy('id').limit(1),
+      )
+      .andWhere({ status: 'queued' })
+      .update({ status: 'running', started_at: knex.fn.now() as never, attempts: knex.raw('attempts + 1') as never })
+      .returning('*');
+    return row;
+  };
+
+  const finish = (id: number, fields: Partial<TaskRow>) =>
+    knex('native_to_image_tasks').where({ id }).update({ ...fields, completed_at: knex.fn.now() });
+
+  const runOne = async (task: TaskRow) => {
+    const t: Tenant = { accountId: Number(task.account_id), mode: task.mode };
+    try {
+      const creativeId = await convert(store, t, task);
+      await finish(task.id, { status: 'success', image_creative: creativeId, error: null });
+      log.info('native-to-image task done', { task: Number(task.id), image_creative: creativeId });
+    } catch (err) {
+      const code = (err as { code?: number }).code;
+      // A missing ad item, template or media group will not come back: fail now. Anything else is retried.
+      const permanent = code === 5 || code === 9 || task.attempts >= MAX_ATTEMPTS;
+      const message = (err as Error).message || 'conversion failed';
+      if (permanent) await finish(task.id, { status: 'error', error: message.slice(0, 1000) });
+      else await knex('native_to_image_tasks').where({ id: task.id }).update({ status: 'queued', not_before: knex.raw("now() + interval '2 seconds'") as never });
+      log.warn('native-to-image task failed', { task: Number(task.id), permanent, ...errorFields(err) });
+    }
+  };
+
+  const loop = async () => {
+    while (!stopped) {
+      let task: TaskRow | undefined;
+      try {
+        task = await claim();
+      } catch (err) {
+        log.warn('native-to-image poll failed', errorFields(err));
+      }
+      if (task) {
+        busy = runOne(task);
+        await busy;
+        continue;
+      }
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
+  };
+  const running = loop();
+  return async () => {
+    stopped = true;
+    await Promise.race([running, new Promise((r) => setTimeout(r, 5000))]);
+  };
+}
+
+/** Renders the native ad item into an SVG file under DATA_DIR and records it as an image creative. */
+async function convert(store: ResourceStore, t: Tenant, task: TaskRow): Promise<number> {
+  const item = await store.get(t, 'native_ad_item', Number(task.native_ad_item));
+  const templateId = item.attributes?.template as number | null;
+  if (!templateId) throw fail.notModifiable(`Native ad item ${task.native_ad_item} has no template to render.`);
+  const template = await store.get(t, 'native_template', templateId);
+  const html = renderTemplate(
+    String(template.attributes?.raw_html ?? ''),
+    (template.attributes?.variables ?? []) as { id: number; placeholder: string }[],
+    (item.attributes?.variables ?? {}) as Record<string, Json>,
+  );
+  const svg = renderSvg(html, task.width, task.height);
+  const fileName = `native-to-image-${t.accountId}-${t.mode}-${task.id}.svg`;
+  fs.mkdirSync(creativesDir(), { recursive: true });
+  const file = path.join(creativesDir(), fileName);
+  fs.writeFileSync(`${file}.tmp`, svg);
+  fs.renameSync(`${file}.tmp`, file);
+  const fileUrl = `${serveBase()}/creatives/${fileName}`;
+  const already = await store.list(t, { kinds: ['image_creative'], limit: 1, offset: 0, ids: [], newestFirst: false, archived: false, filters: [{ field: 'file_url', equals: fileUrl }] });
+  if (already.items.length) return Number(already.items[0].id);
+  const created = await store.create(t, 'image_creative', {
+    group: Number(task.media_group),
+    name: task.name ?? `${String(item.attributes?.name ?? 'Native ad item')} (${task.width}x${task.height})`.slice(0, 255),
+    description: `Rendered from native ad item ${task.native_ad_item}`,
+    file_url: fileUrl,
+    file_name: fileName,
+    mime_type: 'image/svg+xml',
+    file_size: Buffer.byteLength(svg),
+    width: task.width,
+    height: task.height,
+  });
+  return Number(created.id);
+}
