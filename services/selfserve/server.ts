@@ -1,7 +1,11 @@
 import type { ServiceSpec } from '../shared/service-main';
-import { resourcesTableMigration } from '../shared/resource-store';
+import { hooks } from './hooks';
+import { migrations } from './migrations';
+import { selfserveBinding } from './selfserve-api';
 
 export const selfserveService: ServiceSpec = {
   name: 'selfserve',
-  migrations: [resourcesTableMigration],
+  migrations,
+  hooks,
+  bindings: (db, store) => [selfserveBinding(db, store)],
 };

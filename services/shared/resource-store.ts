@@ -26,6 +26,8 @@ export interface HookContext {
   op: 'create' | 'update';
   /** Stored attributes before an update. */
   existing?: Attributes;
+  /** Id of the resource being updated. */
+  id?: number;
   db: Knex;
 }
 
@@ -175,7 +177,7 @@ export class ResourceStore {
     if (errors.length) throw fail.invalid(errors);
     await this.checkReferences(t, kind, values);
     const hooks = this.hooks[kind.kind];
-    const ctx: HookContext = { tenant: t, op: 'update', existing: existing.attributes, db: this.knex };
+    const ctx: HookContext = { tenant: t, op: 'update', existing: existing.attributes, id, db: this.knex };
     await hooks?.prepare?.(values, ctx);
     // Merge in the database so concurrent updates of different fields both survive.
     let row: Row | undefined;

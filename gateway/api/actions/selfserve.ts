@@ -1,0 +1,113 @@
+import type { Request, Response, Router } from 'express';
+import type { Resource } from '../../../proto/gen/adserver/resources/v1/resources';
+import {
+  SelfServeClient,
+  type AddFundsResponse,
+  type ListWalletNoticesResponse,
+  type ListWalletTransactionsResponse,
+  type WalletNotice,
+  type WalletTransaction,
+} from '../../../proto/gen/adserver/selfserve/v1/selfserve';
+import { getKind, type ParameterError } from '../../../services/shared/catalog';
+import { isPlainObject } from '../../../services/shared/catalog/validate';
+import { ctxOf } from '../../context';
+import { apiErrors } from '../../errors';
+import { callService } from '../backend';
+import { parseId, parseListParams, parseShapeParams } from '../params';
+import { shape } from '../shape';
+import { viewOf } from '../views';
+
+const CUSTOMERS = '/v2/self-serve/customers';
+const ORDERS = '/v2/self-serve/orders';
+
+/** A JSON object body holding exactly the named fields (each checked by `check`), or a 400. */
+function bodyOf(req: Request, fields: Record<string, (v: unknown) => string | undefined>, required: string[]): Record<string, unknown> {
+  const body = req.body ?? {};
+  if (!isPlainObject(body)) throw apiErrors.badRequest('The request body must be a JSON object.');
+  const errors: ParameterError[] = [];
+  for (const [k, v] of Object.entries(body)) {
+    const check = fields[k];
+    if (!check) errors.push({ field: k.slice(0, 64), type: 'unknown_field', message: `'${k.slice(0, 64)}' is not a field of this request; expected ${Object.keys(fields).join(', ')}.` });
+    else {
+      const problem = check(v);
+      if (problem) errors.push({ field: k, type: 'invalid_value', message: `'${k}' ${problem}.` });
+    }
+  }
+  for (const k of required) if (!(k in body)) errors.push({ field: k, type: 'missing_field', message: `'${k}' is required.` });
+  if (errors.length) throw apiErrors.invalid(errors);
+  return body;
+}
+
+const positiveId = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? undefined : 'must be a positive integer id');
+const amountCheck = (v: unknown) =>
+  typeof v === 'number' && Number.isFinite(v) && v > 0 && /^\d+(\.\d{1,2})?$/.test(String(v)) ? undefined : 'must be a positive number with at most two decimals';
+
+/** Money crosses gRPC as decimal text; the API shows it as a number (two decimals at most). */
+const money = (s: string) => Number(s);
+
+function transactionOut(t: WalletTransaction) {
+  return {
+    object: 'wallet_transaction',
+    self: `${CUSTOMERS}/${t.customerId}/transactions`,
+    id: t.id,
+    customer: t.customerId,
+    type: t.type,
+    amount: money(t.amount),
+    balance: money(t.balance),
+    order: t.orderId || null,
+    created_date: t.createdAt,
+  };
+}
+
+function noticeOut(n: WalletNotice) {
+  return {
+    object: 'wallet_notice',
+    id: n.id,
+    customer: n.customerId,
+    type: n.type,
+    balance: money(n.balance),
+    threshold: money(n.threshold),
+    created_date: n.createdAt,
+  };
+}
+
+async function render(res: Response, req: Request, kind: string, resource: Resource) {
+  const view = viewOf(getKind(kind), 'v2')!;
+  const sp = parseShapeParams(req, new Set(view.output.map((f) => f.name)), view.expandable);
+  return (await shape(ctxOf(res), [resource], sp))[0];
+}
+
+/**
+ * Self-serve operations beyond CRUD: add-funds, converting a cart into an order, and a customer's wallet
+ * history (transactions, low/zero-funds notices). Each calls the selfserve service's SelfServe API.
+ */
+export function selfserveActions(router: Router): void {
+  router.put(`${CUSTOMERS}/:id/add-funds`, async (req, res) => {
+    const ctx = ctxOf(res);
+    const id = parseId(req.params.id as string, 'customer');
+    const body = bodyOf(req, { amount: amountCheck }, ['amount']);
+    const out = await callService<AddFundsResponse>(ctx, 'selfserve', SelfServeClient, 'addFunds', { customerId: id, amount: String(body.amount) });
+    res.json({ ...(await render(res, req, 'customer', out.customer!)), transaction: transactionOut(out.transaction!) });
+  });
+
+  const history = (segment: string, method: string, out: (x: never) => unknown) =>
+    router.get(`${CUSTOMERS}/:id/${segment}`, async (req, res) => {
+      const ctx = ctxOf(res);
+      const id = parseId(req.params.id as string, 'customer');
+      const lp = parseListParams(req);
+      if (lp.ids.length) throw apiErrors.invalid([{ field: 'id', type: 'invalid_value', message: `'id' cannot filter ${segment}; page with limit and offset.` }]);
+      const list = await callService<ListWalletTransactionsResponse | ListWalletNoticesResponse>(ctx, 'selfserve', SelfServeClient, method, {
+        customerId: id, limit: lp.limit, offset: lp.offset,
+      }, { idempotent: true });
+      res.json({ object: 'list', has_more: list.hasMore, limit: lp.limit, offset: lp.offset, url: req.path, data: list.items.map((i) => out(i as never)) });
+    });
+  history('transactions', 'listWalletTransactions', transactionOut as (x: never) => unknown);
+  history('notices', 'listWalletNotices', noticeOut as (x: never) => unknown);
+
+  router.post(ORDERS, async (req, res) => {
+    const ctx = ctxOf(res);
+    const body = bodyOf(req, { cart: positiveId, customer: positiveId }, ['cart', 'customer']);
+    const order = await callService<Resource>(ctx, 'selfserve', SelfServeClient, 'placeOrder', { cartId: body.cart, customerId: body.customer }, { timeoutMs: 60_000 });
+    res.json(await render(res, req, 'order', order));
+  });
+}

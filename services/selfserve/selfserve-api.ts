@@ -1,0 +1,316 @@
+import type { Knex } from 'knex';
+import { ResourcesClient, type Resource } from '../../proto/gen/adserver/resources/v1/resources';
+import {
+  SelfServeService,
+  type AddFundsRequest,
+  type ListWalletRequest,
+  type PlaceOrderRequest,
+  type WalletNotice,
+  type WalletTransaction,
+} from '../../proto/gen/adserver/selfserve/v1/selfserve';
+import type { Database } from '../shared/db';
+import { formatTimestamp } from '../shared/db';
+import { fail, ServiceError } from '../shared/errors';
+import { call, clientFor } from '../shared/grpc/client';
+import { implement, type ServiceBinding } from '../shared/grpc/server';
+import { log } from '../shared/log';
+import type { Attributes, ResourceStore } from '../shared/resource-store';
+import { tenantFromMetadata, tenantMetadata, type Tenant } from '../shared/tenant';
+import { ownAttributes } from './hooks';
+
+/** A positive amount of money as decimal text with at most two decimals. */
+const AMOUNT = /^(0|[1-9]\d{0,9})(\.\d{1,2})?$/;
+const MAX_AMOUNT = 1_000_000_000;
+const MAX_PAGE = 100;
+
+/** Rows come back through knex.raw as `{rows}` from pg and PGlite alike. */
+function rowsOf<T>(res: unknown): T[] {
+  return ((res as { rows?: T[] }).rows ?? []) as T[];
+}
+
+interface TxRow {
+  id: number;
+  customer_id: number;
+  type: string;
+  amount: string;
+  balance: string;
+  order_id: number | null;
+  created_at: Date;
+}
+
+const toTransaction = (r: TxRow): WalletTransaction => ({
+  id: Number(r.id),
+  customerId: Number(r.customer_id),
+  type: r.type,
+  amount: r.amount,
+  balance: r.balance,
+  orderId: Number(r.order_id ?? 0),
+  createdAt: formatTimestamp(r.created_at),
+});
+
+const TX_COLUMNS = ['id', 'customer_id', 'type', 'amount', 'balance', 'order_id', 'created_at'] as const;
+
+function scopedTo(db: Knex | Knex.Transaction, table: string, t: Tenant) {
+  return db(table).where({ account_id: t.accountId, mode: t.mode });
+}
+
+async function requireCustomer(db: Knex | Knex.Transaction, t: Tenant, id: number): Promise<Attributes> {
+  const attrs = await ownAttributes(db as Knex, t, 'customer', id);
+  if (!attrs) throw fail.notFound('customer', id);
+  return attrs;
+}
+
+/** What one cart item becomes in inventory. */
+const AD_ITEM_KIND: Record<string, string> = { image: 'image_ad_item', html5: 'custom_html_ad_item', raw: 'custom_html_ad_item', template: 'native_ad_item' };
+
+interface PricedItem {
+  id: number;
+  item: Attributes;
+  zone: Attributes;
+  price: string | null;
+  total: string;
+}
+
+/**
+ * Wallets and orders. Every money change is one atomic SQL statement inside a transaction (row locks on
+ * the wallet serialise concurrent changes); amounts are numeric in the database and decimal text on the
+ * wire, never binary floats.
+ */
+export function selfserveBinding(db: Database, store: ResourceStore): ServiceBinding {
+  const knex = db.knex;
+
+  async function addFunds(t: Tenant, req: AddFundsRequest) {
+    const amount = req.amount.trim();
+    if (!AMOUNT.test(amount) || Number(amount) <= 0 || Number(amount) > MAX_AMOUNT) {
+      throw fail.invalid([{ field: 'amount', type: 'invalid_value', message: `'amount' must be a positive number of at most ${MAX_AMOUNT} with at most two decimals.` }]);
+    }
+    const tx = await knex.transaction(async (trx) => {
+      await requireCustomer(trx, t, req.customerId);
+      const [wallet] = rowsOf<{ balance: string }>(
+        await trx.raw(
+          `insert into wallets (account_id, mode, customer_id, balance) values (?, ?, ?, ?::numeric)
+           on conflict (account_id, mode, customer_id) do update set balance = wallets.balance + excluded.balance, updated_at = now()
+           returning balance::text as balance`,
+          [t.accountId, t.mode, req.customerId, amount],
+        ),
+      );
+      const [row] = await trx('wallet_transactions')
+        .insert({ account_id: t.accountId, mode: t.mode, customer_id: req.customerId, type: 'deposit', amount, balance: wallet.balance })
+        .returning([...TX_COLUMNS.filter((c) => c !== 'amount' && c !== 'balance'), trx.raw('amount::text as amount'), trx.raw('balance::text as balance')]);
+      return row as TxRow;
+    }).catch((err) => {
+      if ((err as { code?: string }).code === '22003') throw fail.requestFailed('The wallet cannot hold that much; the funds were not added.');
+      throw err;
+    });
+    return { customer: await store.get(t, 'customer', req.customerId), transaction: toTransaction(tx) };
+  }
+
+  async function listTransactions(t: Tenant, req: ListWalletRequest) {
+    await requireCustomer(knex, t, req.customerId);
+    const limit = Math.min(Math.max(req.limit || 10, 1), MAX_PAGE);
+    const rows = (await scopedTo(knex, 'wallet_transactions', t)
+      .where({ customer_id: req.customerId })
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .offset(Math.max(req.offset || 0, 0))
+      .select(...TX_COLUMNS.filter((c) => c !== 'amount' && c !== 'balance'), knex.raw('amount::text as amount'), knex.raw('balance::text as balance'))) as TxRow[];
+    return { items: rows.slice(0, limit).map(toTransaction), hasMore: rows.length > limit };
+  }
+
+  async function listNotices(t: Tenant, req: ListWalletRequest) {
+    await requireCustomer(knex, t, req.customerId);
+    const limit = Math.min(Math.max(req.limit || 10, 1), MAX_PAGE);
+    const rows = await scopedTo(knex, 'wallet_notices', t)
+      .where({ customer_id: req.customerId })
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .offset(Math.max(req.offset || 0, 0))
+      .select('id', 'customer_id', 'type', 'created_at', knex.raw('balance::text as balance'), knex.raw('threshold::text as threshold'));
+    const items: WalletNotice[] = rows.slice(0, limit).map((r) => ({
+      id: Number(r.id),
+      customerId: Number(r.customer_id),
+      type: r.type,
+      balance: r.balance,
+      threshold: r.threshold,
+      createdAt: formatTimestamp(r.created_at),
+    }));
+    return { items, hasMore: rows.length > limit };
+  }
+
+  /** The cart's items with their price from the portal zone's pricing model, and the cart's total. */
+  async function pricedItems(t: Tenant, cartId: number): Promise<PricedItem[]> {
+    return rowsOf<PricedItem>(
+      await knex.raw(
+        `with priced as (
+           select ci.id, ci.attributes as item, pz.attributes as zone,
+                  round(case pz.attributes->>'pricing_model'
+                          when 'fixed-CPM' then (ci.attributes->>'cpm')::numeric * (ci.attributes->>'quantity')::numeric / 1000
+                          when 'fixed-CPC' then (ci.attributes->>'cpc')::numeric * (ci.attributes->>'quantity')::numeric
+                          else (ci.attributes->>'total_limit')::numeric
+                        end * coalesce((ci.attributes->>'multipler')::numeric, 1), 2) as price
+             from resources ci
+             join resources pz on pz.account_id = ci.account_id and pz.mode = ci.mode and pz.kind = 'portal_zone'
+                              and pz.id = (ci.attributes->>'portal_zone')::bigint and pz.archived_at is null
+            where ci.account_id = ? and ci.mode = ? and ci.kind = 'cart_item' and ci.archived_at is null
+              and ci.attributes @> ?::jsonb)
+         select id, item, zone, price::text as price, (sum(price) over ())::text as total from priced order by id`,
+        [t.accountId, t.mode, JSON.stringify({ cart: cartId })],
+      ),
+    );
+  }
+
+  /**
+   * Holds the order's total on the wallet and records the pending order, in one transaction: the wallet
+   * row is locked by the debit, so two orders on one wallet run one after the other and the second sees
+   * the first's balance. Crossing the low-funds amount or reaching zero records a notice.
+   */
+  async function chargeOrder(t: Tenant, customerId: number, attrs: Attributes, total: string): Promise<number> {
+    return knex.transaction(async (trx) => {
+      let orderRow: { id: number };
+      try {
+        [orderRow] = await trx('resources')
+          .insert({ account_id: t.accountId, mode: t.mode, kind: 'order', attributes: JSON.stringify({ ...attrs, status: 'pending', total: Number(total) }) })
+          .returning(['id']);
+      } catch (err) {
+        if ((err as { code?: string }).code === '23505') throw fail.conflict(`Cart ${attrs.cart} has already been ordered.`);
+        throw err;
+      }
+      const orderId = Number(orderRow.id);
+      await trx.raw('insert into wallets (account_id, mode, customer_id) values (?, ?, ?) on conflict do nothing', [t.accountId, t.mode, customerId]);
+      const [moved] = rowsOf<{ before: string; after: string }>(
+        await trx.raw(
+          `update wallets set balance = balance - ?::numeric, updated_at = now()
+            where account_id = ? and mode = ? and customer_id = ? and balance >= ?::numeric
+        returning (balance + ?::numeric)::text as before, balance::text as after`,
+          [total, t.accountId, t.mode, customerId, total, total],
+        ),
+      );
+      if (!moved) {
+        const w = await scopedTo(trx, 'wallets', t).where({ customer_id: customerId }).first(trx.raw('balance::text as balance'));
+        throw fail.requestFailed(`Insufficient funds: the order costs ${total} and the wallet holds ${w?.balance ?? '0.00'}. Add funds and try again.`, 'insufficient_funds_error');
+      }
+      await trx('wallet_transactions').insert({
+        account_id: t.accountId, mode: t.mode, customer_id: customerId, type: 'order', amount: trx.raw('-(?::numeric)', [total]), balance: moved.after, order_id: orderId,
+      });
+      for (const [type, test] of [
+        ['low_funds', `(c.attributes->>'low_funds_notify')::boolean and ?::numeric > (c.attributes->>'low_funds_amount')::numeric and ?::numeric <= (c.attributes->>'low_funds_amount')::numeric`],
+        ['zero_funds', `(c.attributes->>'zero_funds_notify')::boolean and ?::numeric > 0 and ?::numeric = 0`],
+      ] as const) {
+        await trx.raw(
+          `insert into wallet_notices (account_id, mode, customer_id, type, balance, threshold, order_id)
+           select c.account_id, c.mode, c.id, ?, ?::numeric, coalesce((c.attributes->>'low_funds_amount')::numeric, 0), ?
+             from resources c where c.account_id = ? and c.mode = ? and c.kind = 'customer' and c.id = ? and ${test}`,
+          [type, moved.after, orderId, t.accountId, t.mode, customerId, moved.before, moved.after],
+        );
+      }
+      return orderId;
+    });
+  }
+
+  /** Gives a failed order's hold back and removes every trace of it, in one transaction. */
+  async function releaseOrder(t: Tenant, customerId: number, orderId: number, total: string): Promise<void> {
+    await knex.transaction(async (trx) => {
+      const held = await scopedTo(trx, 'wallet_transactions', t).where({ customer_id: customerId, order_id: orderId, type: 'order' }).delete();
+      if (held) {
+        await trx.raw('update wallets set balance = balance + ?::numeric, updated_at = now() where account_id = ? and mode = ? and customer_id = ?', [
+          total, t.accountId, t.mode, customerId,
+        ]);
+      }
+      await scopedTo(trx, 'wallet_notices', t).where({ customer_id: customerId, order_id: orderId }).delete();
+      await scopedTo(trx, 'resources', t).where({ kind: 'order', id: orderId }).delete();
+    });
+  }
+
+  const inventory = (t: Tenant, method: 'create' | 'delete', request: unknown) =>
+    call<unknown, Resource>('inventory', clientFor('inventory', ResourcesClient), method, request, tenantMetadata(t), { timeoutMs: 15_000 });
+
+  async function placeOrder(t: Tenant, req: PlaceOrderRequest): Promise<Resource> {
+    const cart = await ownAttributes(knex, t, 'cart', req.cartId);
+    if (!cart) throw fail.invalid([{ field: 'cart', type: 'invalid_reference', message: `'cart' refers to cart ${req.cartId}, which does not exist.` }]);
+    const customer = await ownAttributes(knex, t, 'customer', req.customerId);
+    if (!customer) throw fail.invalid([{ field: 'customer', type: 'invalid_reference', message: `'customer' refers to customer ${req.customerId}, which does not exist.` }]);
+    if (customer.portal !== cart.portal) {
+      throw fail.invalid([{ field: 'customer', type: 'invalid_value', message: `Customer ${req.customerId} may not use portal ${cart.portal}, the portal of cart ${req.cartId}.` }]);
+    }
+    const items = await pricedItems(t, req.cartId);
+    if (!items.length) throw fail.invalid([{ field: 'cart', type: 'invalid_value', message: `Cart ${req.cartId} is empty; add cart items before ordering.` }]);
+    const unpriced = items.find((i) => i.price === null);
+    if (unpriced) throw fail.requestFailed(`Cart item ${unpriced.id} has no price: its portal zone ${unpriced.item.portal_zone} lacks the prices its pricing model needs.`);
+    const total = items[0].total;
+    const base = {
+      customer: req.customerId, portal: cart.portal, cart: req.cartId, advertiser: customer.advertiser ?? null, campaign: null,
+      start_date: cart.start_date ?? null, end_date: cart.end_date ?? null,
+    };
+    const orderId = await chargeOrder(t, req.customerId, base, total);
+
+    // Inventory is created after the charge, so concurrent orders can never both spend the same money;
+    // on failure it is removed again (newest first) and the hold released.
+    const created: { kind: string; id: number }[] = [];
+    const make = async (kind: string, attributes: Attributes) => {
+      const r = await inventory(t, 'create', { kind, attributes });
+      created.push({ kind, id: r.id });
+      return r.id;
+    };
+    const orderItems: Attributes[] = [];
+    let campaign: number;
+    try {
+      const schedule = await make('schedule', cart.set_dates ? { start_date: cart.start_date, end_date: cart.end_date } : {});
+      campaign = await make('standard_campaign', { name: `Self-serve order ${orderId}`, advertiser: customer.advertiser ?? null });
+      for (const { id, item, zone, price } of items) {
+        const type = item.type as string;
+        const adKind = AD_ITEM_KIND[type];
+        const common = { name: `Order ${orderId} item ${id}`, width: zone.width, height: zone.height, location: item.destination ?? null };
+        const adAttrs: Attributes =
+          adKind === 'image_ad_item'
+            ? { ...common, creative: item.file ?? null, html_alt_text: item.alt_text ?? null }
+            : adKind === 'custom_html_ad_item'
+              ? { ...common, custom_html: item.custom_html }
+              : { ...common, template: item.template, variables: Object.fromEntries(((item.template_variables ?? []) as Attributes[]).map((v) => [String(v.id), v.value])) };
+        const adItem = await make(adKind, adAttrs);
+        await make('campaign_assignment', { campaign: { id: campaign, type: 'standard_campaign' }, advertisement: { id: adItem, type: adKind } });
+        const auction = zone.pricing_model === 'auction';
+        const placement = await make('placement', {
+          advertisement: { id: adItem, type: adKind },
+          zone: { id: zone.zone, type: 'standard_zone' },
+          schedule,
+          keywords: item.keywords ?? null,
+          serve_method: auction ? 'auction' : 'weight',
+          cost: auction ? { cpm: item.bid_amount ?? null } : zone.pricing_model === 'fixed-CPC' ? { cpc: item.cpc ?? null } : { cpm: item.cpm ?? null },
+        });
+        orderItems.push({
+          order: orderId, cart_item: String(id), portal_zone: item.portal_zone, zone: zone.zone, type, ad_item: { id: adItem, type: adKind }, placement,
+          pricing_model: zone.pricing_model, cpm: item.cpm ?? null, cpc: item.cpc ?? null, quantity: item.quantity ?? null, multipler: item.multipler ?? 1,
+          bid_amount: item.bid_amount ?? null, daily_limit: item.daily_limit ?? null, total_limit: item.total_limit ?? null, price: Number(price),
+        });
+      }
+    } catch (err) {
+      for (const r of [...created].reverse()) {
+        await inventory(t, 'delete', r).catch((e) => {
+          if ((e as { code?: number }).code !== 5) log.error('order compensation left an inventory resource', { order: orderId, kind: r.kind, id: r.id, error: String(e) });
+        });
+      }
+      await releaseOrder(t, req.customerId, orderId, total);
+      const detail = err instanceof ServiceError ? err.message : (err as { details?: string }).details ?? 'inventory is unavailable';
+      throw fail.requestFailed(`The order could not be placed and nothing was charged: ${detail}`, 'order_failed_error');
+    }
+    await knex.transaction(async (trx) => {
+      if (orderItems.length) {
+        await trx('resources').insert(orderItems.map((a) => ({ account_id: t.accountId, mode: t.mode, kind: 'order_item', attributes: JSON.stringify(a) })));
+      }
+      await scopedTo(trx, 'resources', t)
+        .where({ kind: 'order', id: orderId })
+        .update({ attributes: trx.raw('attributes || ?::jsonb', [JSON.stringify({ status: 'placed', campaign })]), updated_at: trx.fn.now() });
+    });
+    return store.get(t, 'order', orderId);
+  }
+
+  return {
+    definition: SelfServeService,
+    implementation: implement('selfserve.SelfServe', {
+      addFunds: async (req: AddFundsRequest, c) => addFunds(tenantFromMetadata(c.metadata), req),
+      placeOrder: async (req: PlaceOrderRequest, c) => placeOrder(tenantFromMetadata(c.metadata), req),
+      listWalletTransactions: async (req: ListWalletRequest, c) => listTransactions(tenantFromMetadata(c.metadata), req),
+      listWalletNotices: async (req: ListWalletRequest, c) => listNotices(tenantFromMetadata(c.metadata), req),
+    }),
+  };
+}
