@@ -2,6 +2,7 @@ import type { ServiceSpec } from '../shared/service-main';
 import { hashPassword, randomPassword } from '../shared/passwords';
 import type { KindHooks } from '../shared/resource-store';
 import { accountsBinding } from './accounts-api';
+import { bidderHooks } from './bidders';
 import { migrations } from './migrations';
 
 /** Publisher and advertiser passwords: random when blank, stored only as a hash. */
@@ -19,6 +20,6 @@ const portalUser: KindHooks = {
 export const accountsService: ServiceSpec = {
   name: 'accounts',
   migrations,
-  hooks: { publisher: portalUser, advertiser: portalUser },
+  hooks: { publisher: portalUser, advertiser: portalUser, bidder: bidderHooks },
   bindings: (db) => [accountsBinding(db)],
 };

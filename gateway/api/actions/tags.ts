@@ -1,0 +1,70 @@
+import type { Request, Response, Router } from 'express';
+import { TagsClient, type GetConversionTagResponse, type GetZoneTagsResponse } from '../../../proto/gen/adserver/inventory/v1/tags';
+import { getKind, type ApiVersion } from '../../../services/shared/catalog';
+import { ctxOf } from '../../context';
+import { apiErrors } from '../../errors';
+import { callService } from '../backend';
+import { parseId } from '../params';
+import { viewOf } from '../views';
+import type { ActionModule } from './index';
+
+/** Which kinds have zone tags and conversion tags, per version (spec 4.3 for v1; v2 per the reference). */
+const ZONE_TAGS: Record<ApiVersion, string[]> = { v1: ['email_zone', 'text_zone'], v2: ['standard_zone', 'email_zone'] };
+const CONVERSION_TAGS: Record<ApiVersion, string[]> = {
+  v1: ['text_zone', 'image_ad_item'],
+  v2: ['standard_zone', 'email_zone', 'standard_campaign', 'image_ad_item'],
+};
+
+function query(req: Request, name: string): string {
+  const v = req.query[name];
+  if (v === undefined) return '';
+  if (typeof v !== 'string') throw apiErrors.invalid([{ field: name, type: 'invalid_value', message: `'${name}' must be given once, as a plain value.` }]);
+  return v;
+}
+
+function flag(req: Request, name: string): boolean {
+  const v = query(req, name);
+  if (v === '' || v === 'false' || v === '0') return false;
+  if (v === 'true' || v === '1') return true;
+  throw apiErrors.invalid([{ field: name, type: 'invalid_value', message: `'${name}' must be true or false.` }]);
+}
+
+/** GET {zone}/{id}/tags and GET {resource}/{id}/conversion-tag, answered by inventory's Tags API. */
+export const tagActions: ActionModule = (router: Router) => {
+  for (const version of ['v1', 'v2'] as const) {
+    for (const kindName of ZONE_TAGS[version]) {
+      const view = viewOf(getKind(kindName), version);
+      if (!view) continue;
+      router.get(`${view.path}/:id/tags`, async (req: Request, res: Response) => {
+        const ctx = ctxOf(res);
+        const id = parseId(req.params.id as string, view.kind.title);
+        const types = query(req, 'type')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
+        const out = await callService<GetZoneTagsResponse>(ctx, 'inventory', TagsClient, 'getZoneTags', {
+          kind: kindName,
+          id,
+          types,
+          protocol: query(req, 'protocol'),
+          fallback: flag(req, 'fallback'),
+          click: query(req, 'click'),
+          extra: query(req, 'extra'),
+        }, { idempotent: true });
+        // Spec 2.4: a text zone's tags are held under the key `text`.
+        const data = kindName === 'text_zone' ? { text: out.tags } : out.tags;
+        res.json({ object: 'zone_tag', url: req.path, data });
+      });
+    }
+    for (const kindName of CONVERSION_TAGS[version]) {
+      const view = viewOf(getKind(kindName), version);
+      if (!view) continue;
+      router.get(`${view.path}/:id/conversion-tag`, async (req: Request, res: Response) => {
+        const ctx = ctxOf(res);
+        const id = parseId(req.params.id as string, view.kind.title);
+        const out = await callService<GetConversionTagResponse>(ctx, 'inventory', TagsClient, 'getConversionTag', { kind: kindName, id, protocol: query(req, 'protocol') }, { idempotent: true });
+        res.json({ object: 'conv_tag', url: req.path, data: { src: out.src, html: out.html } });
+      });
+    }
+  }
+};
