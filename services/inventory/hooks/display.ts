@@ -80,7 +80,7 @@ function requireCreative(values: Attributes, ctx: HookContext, onlyOneOnCreate: 
   }
   const all = merged(values, ctx);
   if (!given(all.creative) && !given(all.creative_url)) {
-    const field = values.creative === null ? 'creative' : 'creative_url';
+    const field = ctx.op === 'update' && values.creative === null ? 'creative' : 'creative_url';
     invalid(field, `One of 'creative' and 'creative_url' is required${ctx.op === 'update' ? ' to remain set' : ''}.`);
   }
 }
