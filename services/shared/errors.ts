@@ -18,7 +18,11 @@ export class ServiceError extends Error {
   toMetadata(): Metadata {
     const md = new Metadata();
     md.set('x-error-reason', this.reason);
-    if (this.parameters?.length) md.set('x-error-parameters', JSON.stringify(this.parameters));
+    // Metadata values must be printable ASCII (grpc-js throws otherwise, leaving the call unanswered);
+    // \u escapes keep the JSON identical once parsed, whatever text the caller sent.
+    if (this.parameters?.length) {
+      md.set('x-error-parameters', JSON.stringify(this.parameters).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+    }
     return md;
   }
 }
