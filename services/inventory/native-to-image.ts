@@ -65,12 +65,16 @@ function escapeXml(s: string): string {
   return s.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
 }
 
+/** Variable types whose values are markup by design; every other value is text and is escaped. */
+const RAW_VARIABLE_TYPES = new Set(['url_raw', 'third_party_script']);
+
 /** The template's HTML with each variable's placeholder replaced by the ad item's value for it. */
-export function renderTemplate(rawHtml: string, variables: { id: number; placeholder: string }[], values: Record<string, Json>): string {
+export function renderTemplate(rawHtml: string, variables: { id: number; placeholder: string; type?: string }[], values: Record<string, Json>): string {
   let out = rawHtml;
   for (const v of variables) {
     const value = values[String(v.id)];
-    out = out.split(v.placeholder).join(value === undefined || value === null ? '' : String(value));
+    const text = value === undefined || value === null ? '' : String(value);
+    out = out.split(v.placeholder).join(RAW_VARIABLE_TYPES.has(v.type ?? '') ? text : escapeXml(text));
   }
   return out;
 }
@@ -82,9 +86,11 @@ function textLines(html: string): string[] {
     .replace(/<\s*(br|\/p|\/div|\/h\d|\/li|\/tr|\/a)\b[^>]*>/gi, '\n')
     .replace(/<[^>]*>/g, ' ')
     .replace(/&nbsp;/g, ' ')
-    .replace(/&amp;/g, '&')
     .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>');
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;|&#39;/g, "'")
+    .replace(/&amp;/g, '&');
   return withBreaks
     .split('\n')
     .map((l) => l.replace(/\s+/g, ' ').trim())
