@@ -146,6 +146,11 @@ export const textCampaign: ResourceKind = {
 
 const adItemCommon: Record<string, FieldSpec> = {
   name,
+  /**
+   * The advertiser owning the item (an extension of the reference shape, optional): an advertiser's
+   * archive takes its items along as direct descendants, and deleting it deletes them.
+   */
+  advertiser,
   width: size(true),
   height: size(true),
   location: url,
@@ -175,7 +180,7 @@ export const imageAdItem: ResourceKind = {
       path: '/v1/banners/image',
       fields: [
         'created_date', 'creative', 'creative_url', 'height', 'width', 'html_alt_text', 'html_content_below', 'html_target', 'last_modified',
-        'location', 'name', 'tracking_pixel', 'flexible_type',
+        'location', 'name', 'tracking_pixel', 'flexible_type', 'advertiser',
       ],
     },
     v2: {
@@ -183,7 +188,7 @@ export const imageAdItem: ResourceKind = {
       path: '/v2/ad-items/image',
       fields: [
         'name', 'height', 'width', 'tracking_pixel', 'location', 'html_content_below', 'creative', 'creative_url', 'html_alt_text', 'html_target',
-        'created_date', 'last_modified', 'flexible_type', 'is_self_serve', 'metadata',
+        'created_date', 'last_modified', 'flexible_type', 'is_self_serve', 'metadata', 'advertiser',
       ],
     },
   },
@@ -209,7 +214,7 @@ export const flashAdItem: ResourceKind = {
       path: '/v1/banners/flash',
       fields: [
         'created_date', 'creative', 'creative_url', 'height', 'width', 'html_content_below', 'last_modified', 'location', 'mode', 'quality',
-        'tracking_pixel', 'version', 'name',
+        'tracking_pixel', 'version', 'name', 'advertiser',
       ],
     },
     v2: {
@@ -217,7 +222,7 @@ export const flashAdItem: ResourceKind = {
       path: '/v2/ad-items/flash',
       fields: [
         'name', 'height', 'width', 'tracking_pixel', 'location', 'html_content_below', 'creative', 'creative_url', 'mode', 'quality', 'version',
-        'created_date', 'last_modified',
+        'created_date', 'last_modified', 'advertiser',
       ],
       operations: ['list', 'create', 'get', 'update'],
       disabled: { create: 'Flash ad items are deprecated: creating them is disabled. Use an image or custom HTML ad item instead.' },
