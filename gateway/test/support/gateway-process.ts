@@ -23,7 +23,7 @@ export async function startGatewayProcess(extraEnv: Record<string, string> = {})
   const metricsPort = await freePort();
   let out = '';
   const proc = spawn(process.execPath, [path.join(ROOT, 'dist/gateway/main.js')], {
-    env: { ...process.env, GATEWAY_HTTPS_PORT: String(httpsPort), GATEWAY_HTTP_PORT: String(httpPort), METRICS_PORT: String(metricsPort), ...extraEnv },
+    env: { ...process.env, ...extraEnv, GATEWAY_HTTPS_PORT: String(httpsPort), GATEWAY_HTTP_PORT: String(httpPort), METRICS_PORT: String(metricsPort) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   proc.stdout!.on('data', (c) => (out += c));

@@ -1,0 +1,161 @@
+/**
+ * Faults injected into a platform of this file's own (so other suites never see them): a service
+ * killed and restarted by the launcher, Postgres restarted (real mode), and a gateway stopped with
+ * SIGTERM, each during a stream of requests. Every answered request has a correct status in the error
+ * shape, none hangs, and every acknowledged write is readable afterwards.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import { as, newAccount, request, type ApiResponse, type Client } from './support/api';
+import { pool, readPids, startGatewayProcess } from './support/gateway-process';
+import { dropSchemas, startPlatform, stopPlatform, type PlatformInfo } from './support/platform';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Outcome {
+  status: number;
+  ms: number;
+  id?: number;
+  name: string;
+  error?: string;
+}
+
+/** Creates publishers one after another on `workers` lanes until `stop()` is called. */
+function writeStream(client: Client, port: number, workers = 4) {
+  const outcomes: Outcome[] = [];
+  let running = true;
+  let n = 0;
+  const lanes = Array.from({ length: workers }, async () => {
+    while (running) {
+      const name = `fault-${n++}`;
+      const started = Date.now();
+      try {
+        const res = await client.post('/v1/publishers', { name }, { port });
+        outcomes.push({ status: res.status, ms: Date.now() - started, id: res.body?.id, name, error: res.status === 200 ? undefined : checkErrorShape(res) });
+      } catch (err) {
+        outcomes.push({ status: 0, ms: Date.now() - started, name, error: (err as Error).message });
+      }
+      await sleep(5);
+    }
+  });
+  return {
+    outcomes,
+    async stop() {
+      running = false;
+      await Promise.all(lanes);
+      return outcomes;
+    },
+  };
+}
+
+function checkErrorShape(res: ApiResponse): string | undefined {
+  const b = res.body;
+  return b?.object === 'error' && b.http_status === res.status && b.status === res.status && typeof b.message === 'string' ? undefined : `bad error body: ${res.text.slice(0, 200)}`;
+}
+
+async function until(what: string, fn: () => Promise<boolean>, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await fn())) {
+    if (Date.now() > end) throw new Error(`${what}: not within ${ms / 1000} s`);
+    await sleep(100);
+  }
+}
+
+describe('faults on a platform of its own', () => {
+  let info: PlatformInfo;
+  let client: Client;
+  let port: number;
+  const health = async () => (await request('GET', '/healthz', undefined, { plainHttp: true, port: Number(info.env.GATEWAY_HTTP_PORT) })).body;
+
+  beforeAll(async () => {
+    // The certificate the test client trusts (the shared platform's), so one client reaches both.
+    const tls = process.env.TEST_CA_FILE!;
+    ({ info } = await startPlatform({ TLS_CERT_FILE: tls, TLS_KEY_FILE: tls.replace(/\.crt$/, '.key') }));
+    port = Number(info.env.GATEWAY_HTTPS_PORT);
+    // Accounts for this platform come from its own accounts service: through the admin RPC on its port.
+    const saved = process.env.ACCOUNTS_ADDR;
+    process.env.ACCOUNTS_ADDR = info.env.ACCOUNTS_ADDR;
+    const { closeClients } = await import('../../services/shared/grpc/client');
+    closeClients();
+    try {
+      client = (await newAccount()).test;
+    } finally {
+      process.env.ACCOUNTS_ADDR = saved;
+      closeClients();
+    }
+  }, 200_000);
+
+  afterAll(async () => {
+    if (!info) return;
+    await stopPlatform(info.pid);
+    await dropSchemas(info.schemaPrefix).catch(() => undefined);
+    fs.rmSync(info.dataDir, { recursive: true, force: true });
+  }, 60_000);
+
+  async function verifyAcknowledged(outcomes: Outcome[]): Promise<number> {
+    const acked = outcomes.filter((o) => o.status === 200);
+    const reads = await pool(8, acked, (o) => client.get(`/v1/publishers/${o.id}`, { port }));
+    reads.forEach((r, i) => expect([r.status, r.body?.name]).toEqual([200, acked[i].name]));
+    return acked.length;
+  }
+
+  test('a killed service: requests answer 503 JSON meanwhile, never hang, /healthz names it, and all recovers on its own', async () => {
+    expect((await client.post('/v1/publishers', { name: 'warm' }, { port })).status).toBe(200);
+    const stream = writeStream(client, port);
+    await sleep(500);
+    const victim = readPids(info.dataDir).accounts;
+    process.kill(victim, 'SIGKILL');
+    await until('healthz reports accounts down', async () => (await health()).services?.accounts === 'unavailable', 10_000);
+    expect((await health()).status).toBe('unavailable');
+    await until('the launcher restarts accounts', async () => readPids(info.dataDir).accounts !== victim && (await health()).status === 'ok');
+    await sleep(500);
+    const outcomes = await stream.stop();
+    const statuses = new Set(outcomes.map((o) => o.status));
+    expect([...statuses].every((s) => s === 200 || s === 503)).toBe(true);
+    expect(outcomes.filter((o) => o.status === 503).length).toBeGreaterThan(0);
+    expect(outcomes.filter((o) => o.error)).toEqual([]);
+    expect(Math.max(...outcomes.map((o) => o.ms))).toBeLessThan(15_000);
+    expect(outcomes[outcomes.length - 1].status).toBe(200);
+    const verified = await verifyAcknowledged(outcomes);
+    process.stdout.write(`faults: service kill: ${outcomes.length} requests, ${outcomes.filter((o) => o.status === 503).length} answered 503, ${verified} writes verified\n`);
+  }, 120_000);
+
+  (process.env.DATABASE_URL ? test : test.skip)('Postgres restarted while writes run: requests fail cleanly, pools reconnect, no acknowledged write is lost', async () => {
+    const cluster = fs.readdirSync('/etc/postgresql')[0];
+    const stream = writeStream(client, port);
+    await sleep(500);
+    try {
+      execFileSync('pg_ctlcluster', ['--skip-systemctl-redirect', cluster, 'main', 'restart'], { stdio: 'ignore', timeout: 60_000 });
+    } finally {
+      // Never leave Postgres stopped, whatever happened above.
+      try {
+        execFileSync('pg_ctlcluster', ['--skip-systemctl-redirect', cluster, 'main', 'start'], { stdio: 'ignore', timeout: 60_000 });
+      } catch {
+        /* already running */
+      }
+    }
+    await until('writes succeed again', async () => (await client.post('/v1/publishers', { name: 'after restart' }, { port })).status === 200, 30_000);
+    await sleep(300);
+    const outcomes = await stream.stop();
+    expect(outcomes.filter((o) => o.error)).toEqual([]);
+    expect(outcomes.every((o) => [200, 503].includes(o.status))).toBe(true);
+    expect(outcomes[outcomes.length - 1].status).toBe(200);
+    const verified = await verifyAcknowledged(outcomes);
+    process.stdout.write(`faults: postgres restart: ${outcomes.length} requests, ${outcomes.filter((o) => o.status !== 200).length} refused, ${verified} writes verified\n`);
+  }, 120_000);
+
+  test('SIGTERM on a gateway: in-flight requests finish, then it exits 0', async () => {
+    const gw = await startGatewayProcess({ ...info.env });
+    const inFlight = Array.from({ length: 24 }, (_, i) => as(client.key).post('/v1/publishers', { name: `draining-${i}` }, { port: gw.httpsPort }).catch((e: Error) => ({ error: String(e?.message ?? e) })));
+    await sleep(30);
+    const code = gw.stop();
+    const results = await Promise.all(inFlight);
+    expect(await code).toBe(0);
+    const answered = results.filter((r): r is ApiResponse => 'status' in r);
+    // A request the gateway accepted is answered; only connections not yet accepted may be refused.
+    for (const r of results) if ('error' in r) expect(r.error).toMatch(/ECONNREFUSED/);
+    expect(answered.length).toBeGreaterThan(0);
+    for (const r of answered) expect(r.status).toBe(200);
+    await verifyAcknowledged(answered.map((r) => ({ status: r.status, ms: 0, id: r.body.id, name: r.body.name })));
+  }, 60_000);
+});
