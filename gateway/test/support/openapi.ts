@@ -13,6 +13,9 @@
  *     spec gives null for unused values (tracking_pixel, location, creative...).
  *   - a property whose `type` contradicts its own example (an "object" whose example is an array) also
  *     accepts the example's type.
+ *   - `oneOf` is read as `anyOf`: the reference's alternatives (the ad item types of GET /ad-items) are
+ *     open objects that all fit any one item, so "exactly one" could never hold.
+ *   - misspelt type names (`int`, `float`, `bool`) are read as the JSON Schema types they mean.
  * Where the spec itself overrides the reference for a field (is_self_serve is a string in spec 2.2),
  * name it in `ignore` at the call site.
  */
@@ -45,6 +48,8 @@ function reference(): Schema {
   return doc!;
 }
 
+const TYPE_ALIASES: Record<string, string> = { int: 'integer', float: 'number', double: 'number', bool: 'boolean', str: 'string' };
+
 function jsonType(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
@@ -67,6 +72,10 @@ function convert(node: any, nullableProps: boolean): any {
       );
     } else if (['nullable', 'example', 'examples', 'deprecated', 'description', 'xml', 'externalDocs', 'discriminator'].includes(k)) {
       continue;
+    } else if (k === 'oneOf') {
+      out.anyOf = convert(v, nullableProps);
+    } else if (k === 'type' && typeof v === 'string') {
+      out.type = TYPE_ALIASES[v] ?? v;
     } else {
       out[k] = convert(v, nullableProps);
     }

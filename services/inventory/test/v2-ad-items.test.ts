@@ -206,6 +206,7 @@ describe('v2 ad item specifics', () => {
       ['image_ad_item', i.body.id],
     ]);
     expect(list.body.data[0]).toEqual(c.body);
+    expectReferenceShape('/v2/ad-items', 'get', list.body, SPEC_OVERRIDES);
     expectError(await fresh.test.post('/v2/ad-items', {}), 501, 'v2');
     expect((await fresh.live.get('/v2/ad-items')).body.data).toEqual([]);
   });

@@ -258,16 +258,19 @@ describe('v2 inventory group specifics', () => {
       ['standard_zone', sz.body.id],
       ['email_zone', ez.body.id],
     ]);
+    expectReferenceShape('/v2/zones', 'get', (await f.get('/v2/zones')).body);
     const camp = await f.post('/v2/campaigns/standard', { name: 'C' });
     const campaigns = await f.get('/v2/campaigns');
     expect(campaigns.body).toMatchObject({ object: 'list', url: '/v2/campaigns' });
     expect(campaigns.body.data).toEqual([camp.body]);
+    expectReferenceShape('/v2/campaigns', 'get', campaigns.body);
     const g = await mediaGroup(f);
     const img = await f.post('/v2/creatives/image', { group: g, file_url: 'https://cdn.example.com/i.png' });
     const aud = await f.post('/v2/creatives/audio', { group: g, file_url: 'https://cdn.example.com/a.mp3' });
     const creatives = await f.get('/v2/creatives?limit=1');
     expect(creatives.body).toMatchObject({ object: 'list', url: '/v2/creatives', has_more: true, limit: 1 });
     expect(creatives.body.data).toEqual([img.body]);
+    expectReferenceShape('/v2/creatives', 'get', creatives.body);
     expect((await f.get('/v2/creatives?offset=1')).body.data).toEqual([aud.body]);
     expect((await fresh.live.get('/v2/creatives')).body.data).toEqual([]);
     expectError(await f.post('/v2/creatives', {}), 501, 'v2');

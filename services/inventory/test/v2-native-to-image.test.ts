@@ -90,6 +90,14 @@ describe('POST /v2/ad-items/native/{id}/to-image', () => {
     expectError(await acct.live.post(`${fx.item.self}/to-image`, { media_group: liveGroup.body.id, size: '1x1' }), 404, 'v2');
   });
 
+  test('a native ad item whose template was deleted cannot be converted: 405', async () => {
+    const own = await nativeFixture(api);
+    await api.del(`/v2/templates/native/${own.item.template}`);
+    expect((await api.get(own.item.self)).body.template).toBeNull();
+    const err = expectError(await api.post(`${own.item.self}/to-image`, { media_group: own.group.id, size: '1x1' }), 405, 'v2');
+    expect(err.message).toMatch(/no template/);
+  });
+
   test('tasks are private to their account and mode; unknown tasks are 404; other methods 501', async () => {
     const res = await api.post(`${fx.item.self}/to-image`, { media_group: fx.group.id, size: '1x1' });
     const other = await newAccount(['native-to-image']);
