@@ -21,7 +21,7 @@ import type { ResourceStore } from '../shared/resource-store';
 import { tenantFromMetadata, type Tenant } from '../shared/tenant';
 
 export const NATIVE_TO_IMAGE_FEATURE = 'native-to-image';
-const CONVERSION_TAG_KINDS = new Set(['custom_html_ad_item', 'native_ad_item', 'rich_media_ad_item']);
+const CONVERSION_TAG_KINDS = new Set(['custom_html_ad_item', 'native_ad_item', 'rich_media_ad_item', 'vast_ad_item']);
 const SIZE = /^([1-9]\d{0,3})x([1-9]\d{0,3})$/;
 const MAX_SIDE = 4000;
 const MAX_ATTEMPTS = 3;
@@ -140,7 +140,7 @@ async function accountFeatures(accountId: number): Promise<string[]> {
   return account.features ?? [];
 }
 
-/** AdItemTasks: conversion tags of the v2-only ad items, and native-to-image scheduling. */
+/** AdItemTasks: conversion tags of the v2-only ad items (VAST included), and native-to-image scheduling. */
 export function adItemTasksBinding(db: Database, store: ResourceStore): ServiceBinding {
   const knex = db.knex;
   const scoped = (t: Tenant) => knex<TaskRow>('native_to_image_tasks').where({ account_id: t.accountId, mode: t.mode });

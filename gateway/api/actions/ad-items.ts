@@ -15,11 +15,12 @@ import type { ActionModule } from './index';
 const NATIVE_TO_IMAGE_FEATURE = 'native-to-image';
 const TASKS_PATH = '/v2/scheduled-tasks/native-ad-to-image';
 
-/** v2 ad item path segment -> canonical kind, for the conversion tags this module serves. */
-const CONVERSION_TAG_SEGMENTS: Record<string, string> = {
-  'custom-html': 'custom_html_ad_item',
-  native: 'native_ad_item',
-  'rich-media': 'rich_media_ad_item',
+/** v2 collection path -> canonical kind, for the conversion tags this module serves. */
+const CONVERSION_TAG_COLLECTIONS: Record<string, string> = {
+  '/v2/ad-items/custom-html': 'custom_html_ad_item',
+  '/v2/ad-items/native': 'native_ad_item',
+  '/v2/ad-items/rich-media': 'rich_media_ad_item',
+  '/v2/vast-ad-items': 'vast_ad_item',
 };
 
 const notSupported = (req: Request) => {
@@ -74,7 +75,7 @@ function scheduledTask(task: NativeToImageTask) {
 
 /**
  * v2 ad item operations beyond CRUD: the custom_html alias of /ad-items/custom-html, conversion tags of
- * custom HTML, native and rich media items, and the native-to-image conversion with its task.
+ * custom HTML, native, rich media and VAST ad items, and the native-to-image conversion with its task.
  */
 export const adItemActions: ActionModule = (router: Router) => {
   // The spec names /ad-items/custom_html as another path of the same collection.
@@ -83,8 +84,8 @@ export const adItemActions: ActionModule = (router: Router) => {
     next();
   });
 
-  for (const [segment, kind] of Object.entries(CONVERSION_TAG_SEGMENTS)) {
-    const path = `/v2/ad-items/${segment}/:id/conversion-tag`;
+  for (const [collection, kind] of Object.entries(CONVERSION_TAG_COLLECTIONS)) {
+    const path = `${collection}/:id/conversion-tag`;
     router.get(path, async (req: Request, res: Response) => {
       const ctx = ctxOf(res);
       const id = parseId(req.params.id as string, kind.replace(/_/g, ' '));
