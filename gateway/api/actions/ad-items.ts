@@ -5,7 +5,7 @@ import {
   type NativeToImageTask,
 } from '../../../proto/gen/adserver/inventory/v1/tasks';
 import type { ParameterError } from '../../../services/shared/catalog';
-import { isPlainObject } from '../../../services/shared/catalog/validate';
+import { badText, isPlainObject } from '../../../services/shared/catalog/validate';
 import { ctxOf } from '../../context';
 import { apiErrors, ApiError } from '../../errors';
 import { callService } from '../backend';
@@ -48,6 +48,7 @@ function toImageBody(body: unknown): { mediaGroup: number; size: string; name: s
   else if (typeof size !== 'string') errors.push({ field: 'size', type: 'invalid_value', message: "'size' must be a string of the form {width}x{height}, for example 300x250." });
   if (name !== undefined && name !== null && typeof name !== 'string') errors.push({ field: 'name', type: 'invalid_value', message: "'name' must be a string of at most 255 characters." });
   else if (typeof name === 'string' && name.length > 255) errors.push({ field: 'name', type: 'invalid_value', message: "'name' must be at most 255 characters long." });
+  else if (typeof name === 'string' && badText(name)) errors.push({ field: 'name', type: 'invalid_value', message: `'name' ${badText(name)}.` });
   if (errors.length) throw apiErrors.invalid(errors);
   return { mediaGroup: media_group as number, size: size as string, name: (name as string | undefined | null) ?? '' };
 }

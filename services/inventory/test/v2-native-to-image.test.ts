@@ -66,6 +66,9 @@ describe('POST /v2/ad-items/native/{id}/to-image', () => {
       [{ media_group: fx.group.id, size: 300 }, 'size', 'invalid_value'],
       [{ media_group: fx.group.id, size: '300x250', name: 'n'.repeat(256) }, 'name', 'invalid_value'],
       [{ media_group: fx.group.id, size: '300x250', name: 7 }, 'name', 'invalid_value'],
+      [{ media_group: fx.group.id, size: '300x250', name: 'nul\u0000byte' }, 'name', 'invalid_value'],
+      [{ media_group: fx.group.id, size: '300x250', name: 'half \ud800 pair' }, 'name', 'invalid_value'],
+      [{ media_group: fx.group.id, size: '30\u0000x250' }, 'size', 'invalid_value'],
       [{ media_group: fx.group.id, size: '300x250', colour: 'red' }, 'colour', 'unknown_field'],
     ];
     // Task ids are consecutive: one scheduled before and one after show that none was scheduled between.
