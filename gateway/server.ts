@@ -43,8 +43,13 @@ export async function startGateway(): Promise<RunningGateway> {
   app.set('bodyLimit', bodyLimit);
   const tls = await loadTlsCredentials();
   const host = envStr('GATEWAY_HOST', '0.0.0.0')!;
-  const httpsServer = https.createServer({ cert: tls.cert, key: tls.key }, app);
-  const httpServer = http.createServer(app);
+  let draining = false;
+  const handler: http.RequestListener = (req, res) => {
+    if (draining) res.setHeader('Connection', 'close');
+    app(req, res);
+  };
+  const httpsServer = https.createServer({ cert: tls.cert, key: tls.key }, handler);
+  const httpServer = http.createServer(handler);
   for (const s of [httpsServer, httpServer]) {
     s.headersTimeout = 15_000;
     s.requestTimeout = 30_000;
@@ -68,12 +73,19 @@ export async function startGateway(): Promise<RunningGateway> {
     httpPort,
     metricsPort,
     async close(graceMs = 10_000) {
+      draining = true;
       const closed = Promise.all([httpsServer, httpServer].map((s) => new Promise<void>((r) => s.close(() => r()))));
-      // Idle keep-alive connections would hold close() open; in-flight requests get up to graceMs.
-      httpsServer.closeIdleConnections();
-      httpServer.closeIdleConnections();
+      // Keep-alive connections would hold close() open: close each as soon as it falls idle (answers
+      // sent while draining say Connection: close); in-flight requests get up to graceMs.
+      const reap = () => {
+        httpsServer.closeIdleConnections();
+        httpServer.closeIdleConnections();
+      };
+      reap();
+      const reaper = setInterval(reap, 100);
       const timer = setTimeout(() => sockets.forEach((s) => s.destroy()), graceMs);
       await closed;
+      clearInterval(reaper);
       clearTimeout(timer);
       resolver.stop();
       await shared.close();

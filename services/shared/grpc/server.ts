@@ -26,7 +26,13 @@ export function implement<T extends Record<string, AsyncUnary<any, any>>>(servic
           stop();
           const status = toStatus(err, serviceName, method);
           grpcServerHandled.inc({ service: serviceName, method, code: grpc.status[status.code ?? grpc.status.UNKNOWN] });
-          callback(status, null);
+          try {
+            callback(status, null);
+          } catch (sendErr) {
+            // Never leave a call unanswered until its deadline: resend the status without its details.
+            log.error('could not send gRPC error status', { service: serviceName, method, ...errorFields(sendErr) });
+            callback({ code: status.code ?? grpc.status.INTERNAL, details: 'Request failed.' }, null);
+          }
         },
       );
     };
