@@ -1,28 +1,8 @@
-import { execFile } from 'node:child_process';
-import http from 'node:http';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { Metadata, status } from '@grpc/grpc-js';
 import { ResourcesClient } from '../../proto/gen/adserver/resources/v1/resources';
 import { call, clientFor } from '../../services/shared/grpc/client';
 import { as, expectError, newAccount, request } from './support/api';
-import { ROOT } from './support/platform';
-
-const run = promisify(execFile);
-
-function admin(...args: string[]) {
-  return run(process.execPath, [path.join(ROOT, 'dist/scripts/admin.js'), ...args], { env: process.env });
-}
-
-function plainGet(port: number, p: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path: p }, (res) => {
-      let body = '';
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    }).on('error', reject);
-  });
-}
+import { admin, plainGet } from './support/platform';
 
 describe('operator contract', () => {
   test('GET /healthz answers 200 {"status":"ok"} when every service answers', async () => {

@@ -1,29 +1,13 @@
-import { execFile } from 'node:child_process';
-import http from 'node:http';
 import net from 'node:net';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import Redis from 'ioredis';
 import { MemoryWindow } from '../ratelimit';
 import { as, expectError, newAccount, request, type ApiResponse } from './support/api';
 import { pool, startGatewayProcess, type GatewayProcess } from './support/gateway-process';
-import { freePort, ROOT } from './support/platform';
+import { admin, freePort, plainGet } from './support/platform';
 
-const run = promisify(execFile);
-const admin = (...args: string[]) => run(process.execPath, [path.join(ROOT, 'dist/scripts/admin.js'), ...args], { env: process.env });
 const REDIS = process.env.REDIS_URL;
 /** Answered 404 by the gateway after the limiter, without work for any service. */
 const CHEAP = '/v2/rate-limit-probe';
-
-function plainGet(port: number, p: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path: p }, (res) => {
-      let body = '';
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    }).on('error', reject);
-  });
-}
 
 function expectLimitHeaders(res: ApiResponse, limit: number): void {
   expect(res.headers['x-ratelimit-limit']).toBe(String(limit));

@@ -3,12 +3,13 @@
  * the gateway as child processes) on free loopback ports, with its own data directory, or with its own
  * schemas when DATABASE_URL points at a real Postgres.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 /** The repository root (holding package.json), from the sources or from dist/. */
 export const ROOT = (() => {
@@ -125,4 +126,24 @@ export async function dropSchemas(prefix: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+const execFileAsync = promisify(execFile);
+
+/** Runs the operator CLI (`npm run admin -- ...`) against the platform in this process's environment. */
+export function admin(...args: string[]) {
+  return execFileAsync(process.execPath, [path.join(ROOT, 'dist/scripts/admin.js'), ...args], { env: process.env });
+}
+
+/** A plain-HTTP GET (metrics and health ports). */
+export function plainGet(port: number, p: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path: p }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      })
+      .on('error', reject);
+  });
 }
