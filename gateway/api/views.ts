@@ -88,6 +88,15 @@ export function translateInput(view: View, body: unknown): { attributes: Record<
       continue;
     }
     const spec = view.kind.fields[canonical];
+    const nullAs = view.spec.nullAs?.[name];
+    if (nullAs !== undefined && value === nullAs) {
+      attributes[canonical] = null;
+      continue;
+    }
+    if (view.spec.asString?.includes(name) && typeof value === 'string' && /^-?\d{1,15}$/.test(value)) {
+      attributes[canonical] = Number(value);
+      continue;
+    }
     if (spec.type === 'typed_ref' && isPlainObject(value) && typeof value.type === 'string') {
       const allowed = (spec.refKinds ?? []).map((k) => objectNameOf(k, view.version)).filter(Boolean);
       const target = kindForObject(view.version, value.type);
@@ -129,6 +138,8 @@ export function renderResource(view: View, r: Resource, fields?: Set<string>): R
     if (f.spec?.type === 'typed_ref' && isPlainObject(value) && typeof value.type === 'string') {
       value = { id: value.id, type: objectNameOf(value.type, view.version) ?? value.type };
     }
+    if (value === null && view.spec.nullAs?.[f.name] !== undefined) value = view.spec.nullAs[f.name];
+    else if (value !== null && view.spec.asString?.includes(f.name)) value = String(value);
     out[f.name] = value;
   }
   return out;

@@ -97,10 +97,14 @@ describe('v2 specifics', () => {
 
   test('image ad items show is_self_serve as a string and flexible_type; v1 and v2 share them', async () => {
     const item = await make(api, '/v2/ad-items/image', { name: 'Shared', width: 300, height: 250, creative_url: IMG });
-    expect(item).toMatchObject({ object: 'image_ad_item', is_self_serve: 'false', flexible_type: null, self: `/v2/ad-items/image/${item.id}` });
+    expect(item).toMatchObject({ object: 'image_ad_item', is_self_serve: 'false', flexible_type: 0, self: `/v2/ad-items/image/${item.id}` });
     const v1 = await api.get(`/v1/banners/image/${item.id}`);
     expect(v1.body).toMatchObject({ object: 'image_banner', name: 'Shared' });
     expect(v1.body).not.toHaveProperty('is_self_serve');
+    expect(v1.body.flexible_type).toBeNull();
+    // v2 shows "no flexible type" as 0 and reads 0 back as none.
+    const none = await make(api, '/v2/ad-items/image', { name: 'No type', width: 300, height: 250, creative_url: IMG, flexible_type: 0 });
+    expect(none.flexible_type).toBe(0);
     paramFor(expectError(await api.post('/v2/ad-items/image', { name: 'x', width: 1, height: 1, creative_url: IMG, is_self_serve: 'true', bogus: 1 }), 400, 'v2'), 'bogus');
   });
 
@@ -111,9 +115,11 @@ describe('v2 specifics', () => {
     const list = await api.get('/v2/ad-items/flash');
     expect(list.body).toMatchObject({ object: 'list', url: '/v2/ad-items/flash' });
     expect(list.body.data.map((o: any) => o.id)).toContain(legacy.id);
-    expect((await api.get(`/v2/ad-items/flash/${legacy.id}`)).body).toMatchObject({ object: 'flash_ad_item', mode: 'opaque', quality: 'high', version: 7 });
-    const upd = await api.put(`/v2/ad-items/flash/${legacy.id}`, { version: 10, quality: 'medium' });
-    expect(upd.body).toMatchObject({ version: 10, quality: 'medium' });
+    expect((await api.get(`/v2/ad-items/flash/${legacy.id}`)).body).toMatchObject({ object: 'flash_ad_item', mode: 'opaque', quality: 'high', version: '7' });
+    const upd = await api.put(`/v2/ad-items/flash/${legacy.id}`, { version: '10', quality: 'medium' });
+    expect(upd.body).toMatchObject({ version: '10', quality: 'medium' });
+    expect((await api.put(`/v2/ad-items/flash/${legacy.id}`, { version: 12 })).body.version).toBe('12');
+    expect((await api.get(`/v1/banners/flash/${legacy.id}`)).body.version).toBe(12);
     paramFor(expectError(await api.put(`/v2/ad-items/flash/${legacy.id}`, { version: 200 }), 400, 'v2'), 'version');
     expectError(await api.del(`/v2/ad-items/flash/${legacy.id}`), 501, 'v2');
   });

@@ -95,6 +95,10 @@ export interface VersionView {
   scope?: Readonly<Record<string, string>>;
   /** The id is shown as a string (self-serve cart items). */
   stringId?: boolean;
+  /** Fields this version shows as a value instead of null, and reads back as null (v2 `flexible_type`: 0). */
+  nullAs?: Readonly<Record<string, Json>>;
+  /** Integer fields this version gives as strings (v2 flash `version`); numeric strings are accepted. */
+  asString?: readonly string[];
 }
 
 export interface ResourceKind {

@@ -190,6 +190,7 @@ export const imageAdItem: ResourceKind = {
         'name', 'height', 'width', 'tracking_pixel', 'location', 'html_content_below', 'creative', 'creative_url', 'html_alt_text', 'html_target',
         'created_date', 'last_modified', 'flexible_type', 'is_self_serve', 'metadata', 'advertiser',
       ],
+      nullAs: { flexible_type: 0 },
     },
   },
 };
@@ -224,6 +225,7 @@ export const flashAdItem: ResourceKind = {
         'name', 'height', 'width', 'tracking_pixel', 'location', 'html_content_below', 'creative', 'creative_url', 'mode', 'quality', 'version',
         'created_date', 'last_modified', 'advertiser',
       ],
+      asString: ['version'],
       operations: ['list', 'create', 'get', 'update'],
       disabled: { create: 'Flash ad items are deprecated: creating them is disabled. Use an image or custom HTML ad item instead.' },
     },
