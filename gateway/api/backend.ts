@@ -1,14 +1,7 @@
-import type { Metadata } from '@grpc/grpc-js';
-import {
-  ResourcesClient,
-  type ArchiveResponse,
-  type ListRequest,
-  type ListResponse,
-  type Resource,
-  type UnarchiveResponse,
-} from '../../proto/gen/adserver/resources/v1/resources';
+import type { ListRequest } from '../../proto/gen/adserver/resources/v1/resources';
 import { getKind, type Json, type ServiceName } from '../../services/shared/catalog';
 import { call, clientFor, type CallOptions } from '../../services/shared/grpc/client';
+import { resourcesApi } from '../../services/shared/grpc/resources-api';
 import { tenantMetadata } from '../../services/shared/tenant';
 import type { RequestContext } from '../context';
 import { fromGrpcError } from '../errors';
@@ -18,12 +11,10 @@ import { viewOf } from './views';
  * The gateway's only way to data: the Resources API of the service that owns a kind, called with the
  * caller's account and mode in metadata. gRPC failures come back as API errors of the caller's version.
  */
-async function invoke<Res>(ctx: RequestContext, kindName: string, method: string, request: unknown, opts: CallOptions = {}): Promise<Res> {
+async function invoke<Res>(ctx: RequestContext, kindName: string, fn: (api: ReturnType<typeof resourcesApi>) => Promise<Res>): Promise<Res> {
   const kind = getKind(kindName);
-  const service: ServiceName = kind.service;
-  const md: Metadata = tenantMetadata(ctx.tenant);
   try {
-    return await call<unknown, Res>(service, clientFor(service, ResourcesClient), method, request, md, opts);
+    return await fn(resourcesApi(kind.service, tenantMetadata(ctx.tenant)));
   } catch (err) {
     const view = viewOf(kind, ctx.version);
     throw fromGrpcError(err, ctx.version, view?.versionName);
@@ -50,13 +41,11 @@ export async function callService<Res>(
 }
 
 export const backend = {
-  create: (ctx: RequestContext, kind: string, attributes: Record<string, Json>) => invoke<Resource>(ctx, kind, 'create', { kind, attributes }),
-  get: (ctx: RequestContext, kind: string, id: number, archived = false) => invoke<Resource>(ctx, kind, 'get', { kind, id, archived }, { idempotent: true }),
-  update: (ctx: RequestContext, kind: string, id: number, attributes: Record<string, Json>) => invoke<Resource>(ctx, kind, 'update', { kind, id, attributes }),
-  delete: (ctx: RequestContext, kind: string, id: number) => invoke<{ id: number }>(ctx, kind, 'delete', { kind, id }),
-  list: (ctx: RequestContext, req: Partial<ListRequest> & { kinds: string[] }) =>
-    invoke<ListResponse>(ctx, req.kinds[0], 'list', { limit: 10, offset: 0, ids: [], newestFirst: false, filters: [], archived: false, ...req }, { idempotent: true }),
-  archive: (ctx: RequestContext, kind: string, id: number) => invoke<ArchiveResponse>(ctx, kind, 'archive', { kind, id }, { timeoutMs: 20_000 }),
-  unarchive: (ctx: RequestContext, kind: string, id: number, include: string[]) =>
-    invoke<UnarchiveResponse>(ctx, kind, 'unarchive', { kind, id, include }, { timeoutMs: 20_000 }),
+  create: (ctx: RequestContext, kind: string, attributes: Record<string, Json>) => invoke(ctx, kind, (api) => api.create({ kind, attributes })),
+  get: (ctx: RequestContext, kind: string, id: number, archived = false) => invoke(ctx, kind, (api) => api.get({ kind, id, archived })),
+  update: (ctx: RequestContext, kind: string, id: number, attributes: Record<string, Json>) => invoke(ctx, kind, (api) => api.update({ kind, id, attributes })),
+  delete: (ctx: RequestContext, kind: string, id: number) => invoke(ctx, kind, (api) => api.delete({ kind, id })),
+  list: (ctx: RequestContext, req: Partial<ListRequest> & { kinds: string[] }) => invoke(ctx, req.kinds[0], (api) => api.list(req)),
+  archive: (ctx: RequestContext, kind: string, id: number) => invoke(ctx, kind, (api) => api.archive({ kind, id }, { timeoutMs: 20_000 })),
+  unarchive: (ctx: RequestContext, kind: string, id: number, include: string[]) => invoke(ctx, kind, (api) => api.unarchive({ kind, id, include }, { timeoutMs: 20_000 })),
 };

@@ -1,6 +1,5 @@
 import { Metadata, status } from '@grpc/grpc-js';
-import { ResourcesClient } from '../../proto/gen/adserver/resources/v1/resources';
-import { call, clientFor } from '../../services/shared/grpc/client';
+import { resourcesApi } from '../../services/shared/grpc/resources-api';
 import { as, expectError, newAccount, request } from './support/api';
 import { admin, plainGet } from './support/platform';
 
@@ -85,7 +84,6 @@ describe('transport security', () => {
 });
 
 describe('services enforce tenant and mode themselves', () => {
-  const resources = () => clientFor('accounts', ResourcesClient);
   const md = (account: number, mode: string) => {
     const m = new Metadata();
     m.set('x-account-id', String(account));
@@ -94,7 +92,7 @@ describe('services enforce tenant and mode themselves', () => {
   };
 
   test('a call without account and mode is refused', async () => {
-    await expect(call('accounts', resources(), 'list', { kinds: ['publisher'], limit: 10, offset: 0, ids: [], newestFirst: false, filters: [], archived: false }, new Metadata())).rejects.toMatchObject({
+    await expect(resourcesApi('accounts', new Metadata()).list({ kinds: ['publisher'] })).rejects.toMatchObject({
       code: status.UNAUTHENTICATED,
     });
   });
@@ -102,7 +100,7 @@ describe('services enforce tenant and mode themselves', () => {
   test('another account or mode gets NOT_FOUND straight from the service', async () => {
     const acct = await newAccount();
     const { body: p } = await acct.test.post('/v1/publishers', { name: 'Mine' });
-    const get = (account: number, mode: string) => call('accounts', resources(), 'get', { kind: 'publisher', id: p.id, archived: false }, md(account, mode));
+    const get = (account: number, mode: string) => resourcesApi('accounts', md(account, mode)).get({ kind: 'publisher', id: p.id });
     await expect(get(acct.id, 'test')).resolves.toMatchObject({ id: p.id });
     await expect(get(acct.id, 'live')).rejects.toMatchObject({ code: status.NOT_FOUND });
     await expect(get(acct.id + 1000, 'test')).rejects.toMatchObject({ code: status.NOT_FOUND });

@@ -11,8 +11,8 @@ import https from 'node:https';
 import path from 'node:path';
 import { Metadata } from '@grpc/grpc-js';
 import { AccountsClient } from '../../proto/gen/adserver/accounts/v1/accounts';
-import { ResourcesClient } from '../../proto/gen/adserver/resources/v1/resources';
 import { call, clientFor, closeClients } from '../../services/shared/grpc/client';
+import { resourcesApi } from '../../services/shared/grpc/resources-api';
 import { startPlatform, stopPlatform, dropSchemas } from '../../gateway/test/support/platform';
 
 interface Result {
@@ -84,24 +84,24 @@ async function main(): Promise<void> {
     md.set('x-mode', 'test');
     return md;
   };
-  const resources = clientFor('accounts', ResourcesClient);
+  const resources = (accountId: number) => resourcesApi('accounts', tenantMd(accountId));
   try {
     // Separate accounts per scenario keep each within the per-account rate limit.
     const a1 = await newAccount();
     const a2 = await newAccount();
     const a3 = await newAccount();
-    const pub = await call<unknown, { id: number }>('accounts', resources, 'create', { kind: 'publisher', attributes: { name: 'Bench publisher' } }, tenantMd(a1.account.id));
-    const pub2 = await call<unknown, { id: number }>('accounts', resources, 'create', { kind: 'publisher', attributes: { name: 'Bench publisher' } }, tenantMd(a2.account.id));
+    const pub = await resources(a1.account.id).create({ kind: 'publisher', attributes: { name: 'Bench publisher' } });
+    const pub2 = await resources(a2.account.id).create({ kind: 'publisher', attributes: { name: 'Bench publisher' } });
     // Warm both paths (TLS sessions, channels, JIT).
     for (let i = 0; i < 50; i++) {
       await http(a2.testKey, 'GET', `/v1/publishers/${pub2.id}`);
-      await call('accounts', resources, 'get', { kind: 'publisher', id: pub.id, archived: false }, tenantMd(a1.account.id));
+      await resources(a1.account.id).get({ kind: 'publisher', id: pub.id });
     }
     const results: Result[] = [];
-    results.push(await measure('retrieve: gRPC direct', total, concurrency, async () => !!(await call('accounts', resources, 'get', { kind: 'publisher', id: pub.id, archived: false }, tenantMd(a1.account.id)))));
+    results.push(await measure('retrieve: gRPC direct', total, concurrency, async () => !!(await resources(a1.account.id).get({ kind: 'publisher', id: pub.id }))));
     results.push(await measure('retrieve: HTTPS gateway', total, concurrency, async () => (await http(a2.testKey, 'GET', `/v1/publishers/${pub2.id}`)) === 200));
     results.push(
-      await measure('create: gRPC direct', total, concurrency, async (i) => !!(await call('accounts', resources, 'create', { kind: 'publisher', attributes: { name: `P${i}` } }, tenantMd(a1.account.id)))),
+      await measure('create: gRPC direct', total, concurrency, async (i) => !!(await resources(a1.account.id).create({ kind: 'publisher', attributes: { name: `P${i}` } }))),
     );
     results.push(await measure('create: HTTPS gateway', total, concurrency, async (i) => (await http(a3.testKey, 'POST', '/v1/publishers', { name: `P${i}` })) === 200));
     process.stdout.write(`\n${total} requests per scenario, concurrency ${concurrency}\n`);

@@ -1,8 +1,8 @@
 import type { Migration } from '../shared/db';
-import { resourcesTableMigration } from '../shared/resource-store';
+import { RESOURCE_MIGRATIONS } from '../shared/resource-store';
 
 export const migrations: Migration[] = [
-  resourcesTableMigration,
+  ...RESOURCE_MIGRATIONS,
   {
     name: '0002_accounts_and_keys',
     async up(db) {

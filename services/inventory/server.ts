@@ -1,5 +1,5 @@
 import type { ServiceSpec } from '../shared/service-main';
-import { resourcesTableMigration } from '../shared/resource-store';
+import { RESOURCE_MIGRATIONS } from '../shared/resource-store';
 import { displayHooks } from './hooks/display';
 import { v2Hooks } from './hooks/v2';
 import { migrationsV2 } from './migrations-v2';
@@ -8,7 +8,7 @@ import { tagsBinding } from './tags';
 
 export const inventoryService: ServiceSpec = {
   name: 'inventory',
-  migrations: [resourcesTableMigration, ...migrationsV2],
+  migrations: [...RESOURCE_MIGRATIONS, ...migrationsV2],
   hooks: { ...v2Hooks, ...displayHooks },
   bindings: (db, store) => [adItemTasksBinding(db, store), tagsBinding(store)],
   start: (db, store) => startNativeToImageWorker(db, store),

@@ -1,7 +1,7 @@
 import type { ServiceSpec } from '../shared/service-main';
-import { resourcesTableMigration } from '../shared/resource-store';
+import { RESOURCE_MIGRATIONS } from '../shared/resource-store';
 
 export const reportingService: ServiceSpec = {
   name: 'reporting',
-  migrations: [resourcesTableMigration],
+  migrations: RESOURCE_MIGRATIONS,
 };

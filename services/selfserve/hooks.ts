@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
-import { ResourcesClient, type Resource } from '../../proto/gen/adserver/resources/v1/resources';
+import type { Resource } from '../../proto/gen/adserver/resources/v1/resources';
 import { getKind, type ParameterError } from '../shared/catalog';
 import { isPlainObject } from '../shared/catalog/validate';
 import { fail, ServiceError } from '../shared/errors';
-import { call, clientFor } from '../shared/grpc/client';
+import { resourcesApi } from '../shared/grpc/resources-api';
 import { hashPassword } from '../shared/passwords';
 import type { Attributes, HookContext, KindHooks } from '../shared/resource-store';
 import { tenantMetadata, type Tenant } from '../shared/tenant';
@@ -22,7 +22,7 @@ export async function ownAttributes(db: Knex, t: Tenant, kind: string, id: numbe
 export async function remoteResource(t: Tenant, kind: string, id: number): Promise<Resource | undefined> {
   const svc = getKind(kind).service;
   try {
-    return await call<unknown, Resource>(svc, clientFor(svc, ResourcesClient), 'get', { kind, id, archived: false }, tenantMetadata(t), { idempotent: true });
+    return await resourcesApi(svc, tenantMetadata(t)).get({ kind, id });
   } catch (err) {
     if ((err as { code?: number }).code === status.NOT_FOUND) return undefined;
     throw err;
@@ -204,9 +204,7 @@ async function emailTaken(ctx: HookContext, email: string): Promise<boolean> {
   return !!(await q.first('id'));
 }
 
-function accountsCall<Res>(t: Tenant, method: string, request: unknown): Promise<Res> {
-  return call<unknown, Res>('accounts', clientFor('accounts', ResourcesClient), method, request, tenantMetadata(t));
-}
+const accounts = (t: Tenant) => resourcesApi('accounts', tenantMetadata(t));
 
 /**
  * Customers: one per email in an account and mode (409 otherwise; a unique index settles races), the
@@ -224,17 +222,17 @@ const customer: KindHooks = {
     const displayName =
       (merged.company_name as string | null) || [merged.first_name, merged.last_name].filter(Boolean).join(' ') || (merged.email as string);
     if (ctx.op === 'create') {
-      const adv = await accountsCall<Resource>(ctx.tenant, 'create', { kind: 'advertiser', attributes: { name: displayName.slice(0, 255), email: values.email } });
+      const adv = await accounts(ctx.tenant).create({ kind: 'advertiser', attributes: { name: displayName.slice(0, 255), email: values.email } });
       values.advertiser = adv.id;
       values.last_accessed = null;
     } else if (ctx.existing?.advertiser && ['email', 'first_name', 'last_name', 'company_name'].some((f) => values[f] !== undefined)) {
-      await accountsCall(ctx.tenant, 'update', { kind: 'advertiser', id: ctx.existing.advertiser, attributes: { name: displayName.slice(0, 255), email: merged.email } });
+      await accounts(ctx.tenant).update({ kind: 'advertiser', id: ctx.existing.advertiser as number, attributes: { name: displayName.slice(0, 255), email: merged.email } });
     }
   },
   async abandon(values, ctx) {
     // The customer was not stored (a concurrent create took the email): drop the advertiser made for it.
     if (ctx.op === 'create' && typeof values.advertiser === 'number') {
-      await accountsCall(ctx.tenant, 'delete', { kind: 'advertiser', id: values.advertiser }).catch(() => undefined);
+      await accounts(ctx.tenant).delete({ kind: 'advertiser', id: values.advertiser as number }).catch(() => undefined);
     }
   },
   async decorate(items, t, db) {

@@ -1,5 +1,5 @@
 import type { Migration } from '../shared/db';
-import { resourcesTableMigration } from '../shared/resource-store';
+import { RESOURCE_MIGRATIONS } from '../shared/resource-store';
 
 /**
  * Money lives in typed tables with numeric columns, changed only by single atomic statements inside
@@ -8,7 +8,7 @@ import { resourcesTableMigration } from '../shared/resource-store';
  * database refuse a second customer with the same email and a second order of the same cart.
  */
 export const migrations: Migration[] = [
-  resourcesTableMigration,
+  ...RESOURCE_MIGRATIONS,
   {
     name: '0002_selfserve_wallets',
     async up(db) {

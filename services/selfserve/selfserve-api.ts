@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { ResourcesClient, type Resource } from '../../proto/gen/adserver/resources/v1/resources';
+import type { Resource } from '../../proto/gen/adserver/resources/v1/resources';
 import {
   SelfServeService,
   type AddFundsRequest,
@@ -11,7 +11,7 @@ import {
 import type { Database } from '../shared/db';
 import { formatTimestamp } from '../shared/db';
 import { fail, ServiceError } from '../shared/errors';
-import { call, clientFor } from '../shared/grpc/client';
+import { resourcesApi } from '../shared/grpc/resources-api';
 import { implement, type ServiceBinding } from '../shared/grpc/server';
 import { log } from '../shared/log';
 import type { Attributes, ResourceStore } from '../shared/resource-store';
@@ -76,6 +76,84 @@ interface PricedItem {
  * the wallet serialise concurrent changes); amounts are numeric in the database and decimal text on the
  * wire, never binary floats.
  */
+/** Inventory kinds an order creates, each tagged with the order's origin so it can be undone. */
+const ORDER_INVENTORY_KINDS = ['placement', 'campaign_assignment', 'image_ad_item', 'custom_html_ad_item', 'native_ad_item', 'standard_campaign', 'schedule'];
+
+const orderOrigin = (orderId: number) => `order:${orderId}`;
+
+const inventory = (t: Tenant) => resourcesApi('inventory', tenantMetadata(t));
+const INVENTORY_CALL = { timeoutMs: 15_000 };
+
+/** Gives a failed order's hold back and removes every trace of it, in one transaction. */
+async function releaseOrder(knex: Knex, t: Tenant, customerId: number, orderId: number, total: string): Promise<void> {
+  await knex.transaction(async (trx) => {
+    const held = await scopedTo(trx, 'wallet_transactions', t).where({ customer_id: customerId, order_id: orderId, type: 'order' }).delete();
+    if (held) {
+      await trx.raw('update wallets set balance = balance + ?::numeric, updated_at = now() where account_id = ? and mode = ? and customer_id = ?', [
+        total, t.accountId, t.mode, customerId,
+      ]);
+    }
+    await scopedTo(trx, 'wallet_notices', t).where({ customer_id: customerId, order_id: orderId }).delete();
+    await scopedTo(trx, 'resources', t).where({ kind: 'order', id: orderId }).delete();
+  });
+}
+
+/**
+ * Undoes an order that did not complete: deletes, newest first, everything inventory holds with the
+ * order's origin (found in inventory itself, so this works from any process, after any crash), then
+ * releases the hold. Safe to repeat.
+ */
+async function undoOrder(knex: Knex, t: Tenant, customerId: number, orderId: number, total: string): Promise<void> {
+  const made: { kind: string; id: number }[] = [];
+  for (const kind of ORDER_INVENTORY_KINDS) {
+    const res = await inventory(t).list({ kinds: [kind], origin: orderOrigin(orderId), limit: 1000, newestFirst: true }, INVENTORY_CALL);
+    made.push(...res.items.map((r) => ({ kind: r.kind, id: r.id })));
+  }
+  for (const r of made.sort((a, b) => b.id - a.id)) {
+    await inventory(t).delete(r, INVENTORY_CALL).catch((e) => {
+      if ((e as { code?: number }).code !== 5) throw e;
+    });
+  }
+  await releaseOrder(knex, t, customerId, orderId, total);
+}
+
+/** Orders still pending this long were abandoned by a process that stopped mid-way. */
+const ORDER_STALL_SECONDS = Number(process.env.ORDER_STALL_SECONDS ?? 120);
+
+/**
+ * Finds orders left pending by a crashed process (older than ORDER_STALL_SECONDS), claims each with an
+ * atomic status change so only one replica handles it, and undoes it: the customer gets the hold back
+ * and no half-made campaign stays in inventory.
+ */
+export async function recoverStalledOrders(knex: Knex): Promise<number> {
+  const stalled = await knex('resources')
+    .where({ kind: 'order' })
+    .whereRaw("attributes->>'status' = 'pending'")
+    .whereRaw('updated_at < now() - make_interval(secs => ?)', [ORDER_STALL_SECONDS])
+    .select('id', 'account_id', 'mode');
+  let undone = 0;
+  for (const row of stalled) {
+    const [claimed] = await knex('resources')
+      .where({ id: row.id, kind: 'order' })
+      .whereRaw("attributes->>'status' = 'pending'")
+      .update({ attributes: knex.raw(`attributes || '{"status":"recovering"}'::jsonb`), updated_at: knex.fn.now() })
+      .returning(['attributes']);
+    if (!claimed) continue;
+    const t: Tenant = { accountId: Number(row.account_id), mode: row.mode };
+    const attrs = claimed.attributes as Attributes;
+    try {
+      await undoOrder(knex, t, Number(attrs.customer), Number(row.id), Number(attrs.total).toFixed(2));
+      undone++;
+      log.warn('undid an order abandoned mid-way', { order: Number(row.id), account: t.accountId, mode: t.mode });
+    } catch (err) {
+      // Hand it back to a later sweep.
+      await knex('resources').where({ id: row.id }).update({ attributes: knex.raw(`attributes || '{"status":"pending"}'::jsonb`) });
+      log.error('could not undo an abandoned order yet', { order: Number(row.id), error: String(err) });
+    }
+  }
+  return undone;
+}
+
 export function selfserveBinding(db: Database, store: ResourceStore): ServiceBinding {
   const knex = db.knex;
 
@@ -207,23 +285,6 @@ export function selfserveBinding(db: Database, store: ResourceStore): ServiceBin
     });
   }
 
-  /** Gives a failed order's hold back and removes every trace of it, in one transaction. */
-  async function releaseOrder(t: Tenant, customerId: number, orderId: number, total: string): Promise<void> {
-    await knex.transaction(async (trx) => {
-      const held = await scopedTo(trx, 'wallet_transactions', t).where({ customer_id: customerId, order_id: orderId, type: 'order' }).delete();
-      if (held) {
-        await trx.raw('update wallets set balance = balance + ?::numeric, updated_at = now() where account_id = ? and mode = ? and customer_id = ?', [
-          total, t.accountId, t.mode, customerId,
-        ]);
-      }
-      await scopedTo(trx, 'wallet_notices', t).where({ customer_id: customerId, order_id: orderId }).delete();
-      await scopedTo(trx, 'resources', t).where({ kind: 'order', id: orderId }).delete();
-    });
-  }
-
-  const inventory = (t: Tenant, method: 'create' | 'delete', request: unknown) =>
-    call<unknown, Resource>('inventory', clientFor('inventory', ResourcesClient), method, request, tenantMetadata(t), { timeoutMs: 15_000 });
-
   async function placeOrder(t: Tenant, req: PlaceOrderRequest): Promise<Resource> {
     const cart = await ownAttributes(knex, t, 'cart', req.cartId);
     if (!cart) throw fail.invalid([{ field: 'cart', type: 'invalid_reference', message: `'cart' refers to cart ${req.cartId}, which does not exist.` }]);
@@ -243,14 +304,10 @@ export function selfserveBinding(db: Database, store: ResourceStore): ServiceBin
     };
     const orderId = await chargeOrder(t, req.customerId, base, total);
 
-    // Inventory is created after the charge, so concurrent orders can never both spend the same money;
-    // on failure it is removed again (newest first) and the hold released.
-    const created: { kind: string; id: number }[] = [];
-    const make = async (kind: string, attributes: Attributes) => {
-      const r = await inventory(t, 'create', { kind, attributes });
-      created.push({ kind, id: r.id });
-      return r.id;
-    };
+    // Inventory is created after the charge, so concurrent orders can never both spend the same money.
+    // Everything is tagged with the order's origin: on failure (or, after a crash, in the recovery sweep)
+    // it is found in inventory, removed newest first, and the hold released.
+    const make = async (kind: string, attributes: Attributes) => (await inventory(t).create({ kind, attributes, origin: orderOrigin(orderId) }, INVENTORY_CALL)).id;
     const orderItems: Attributes[] = [];
     let campaign: number;
     try {
@@ -284,12 +341,10 @@ export function selfserveBinding(db: Database, store: ResourceStore): ServiceBin
         });
       }
     } catch (err) {
-      for (const r of [...created].reverse()) {
-        await inventory(t, 'delete', r).catch((e) => {
-          if ((e as { code?: number }).code !== 5) log.error('order compensation left an inventory resource', { order: orderId, kind: r.kind, id: r.id, error: String(e) });
-        });
-      }
-      await releaseOrder(t, req.customerId, orderId, total);
+      await undoOrder(knex, t, req.customerId, orderId, total).catch((e) =>
+        // Left pending: the recovery sweep finishes the undo.
+        log.error('could not undo a failed order yet', { order: orderId, error: String(e) }),
+      );
       const detail = err instanceof ServiceError ? err.message : (err as { details?: string }).details ?? 'inventory is unavailable';
       throw fail.requestFailed(`The order could not be placed and nothing was charged: ${detail}`, 'order_failed_error');
     }

@@ -1,7 +1,6 @@
 import type { Metadata } from '@grpc/grpc-js';
 import type { Knex } from 'knex';
 import {
-  ResourcesClient,
   ResourcesService,
   type CascadeRequest,
   type CascadeResponse,
@@ -15,7 +14,7 @@ import { validateInput } from './catalog/validate';
 import type { Database, Migration } from './db';
 import { formatTimestamp } from './db';
 import { fail, ServiceError } from './errors';
-import { call, clientFor } from './grpc/client';
+import { resourcesApi } from './grpc/resources-api';
 import { implement, type ServiceBinding } from './grpc/server';
 import { tenantFromMetadata, tenantMetadata, type Tenant } from './tenant';
 
@@ -72,6 +71,20 @@ export const resourcesTableMigration: Migration = {
   },
 };
 
+/** Where internal creators record what made a resource (CreateRequest.origin), to find it after a crash. */
+export const resourcesOriginMigration: Migration = {
+  name: '0001a_resources_origin',
+  async up(db) {
+    await db.schema.alterTable('resources', (t) => {
+      t.string('origin', 128).nullable();
+      t.index(['account_id', 'mode', 'origin']);
+    });
+  },
+};
+
+/** The shared tables of the generic store; every data-owning service starts its migrations with them. */
+export const RESOURCE_MIGRATIONS: Migration[] = [resourcesTableMigration, resourcesOriginMigration];
+
 interface Row {
   id: number;
   kind: string;
@@ -105,7 +118,8 @@ export class ResourceStore {
     return {
       definition: ResourcesService,
       implementation: implement(`${this.service}.Resources`, {
-        create: async (req: { kind: string; attributes?: Attributes }, c) => this.create(tenantFromMetadata(md(c)), req.kind, req.attributes ?? {}),
+        create: async (req: { kind: string; attributes?: Attributes; origin: string }, c) =>
+          this.create(tenantFromMetadata(md(c)), req.kind, req.attributes ?? {}, req.origin || null),
         get: async (req: { kind: string; id: number; archived: boolean }, c) => this.get(tenantFromMetadata(md(c)), req.kind, req.id, req.archived),
         update: async (req: { kind: string; id: number; attributes?: Attributes }, c) =>
           this.update(tenantFromMetadata(md(c)), req.kind, req.id, req.attributes ?? {}),
@@ -130,7 +144,7 @@ export class ResourceStore {
     return db<Row>('resources').where('account_id', t.accountId).andWhere('mode', t.mode);
   }
 
-  async create(t: Tenant, kindName: string, input: Attributes): Promise<Resource> {
+  async create(t: Tenant, kindName: string, input: Attributes, origin: string | null = null): Promise<Resource> {
     const kind = this.own(kindName);
     const { values, errors } = validateInput(kind, input, 'create');
     if (errors.length) throw fail.invalid(errors);
@@ -141,7 +155,7 @@ export class ResourceStore {
     let row: Row;
     try {
       [row] = await this.knex<Row>('resources')
-        .insert({ account_id: t.accountId, mode: t.mode, kind: kind.kind, attributes: JSON.stringify(values) as never } as never)
+        .insert({ account_id: t.accountId, mode: t.mode, kind: kind.kind, attributes: JSON.stringify(values) as never, origin } as never)
         .returning('*');
     } catch (err) {
       await hooks?.abandon?.(values, ctx);
@@ -206,14 +220,16 @@ export class ResourceStore {
     return { id };
   }
 
-  async list(t: Tenant, req: ListRequest): Promise<{ items: Resource[]; hasMore: boolean }> {
+  /** Lists resources of `kinds`; omitted parameters take their defaults (10 newest-last, no filters). */
+  async list(t: Tenant, req: Partial<ListRequest> & { kinds: string[] }): Promise<{ items: Resource[]; hasMore: boolean }> {
     const kinds = req.kinds.map((k) => this.own(k).kind);
     const limit = Math.min(Math.max(req.limit || 10, 1), MAX_LIST_LIMIT);
     const q = this.scoped(t).whereIn('kind', kinds);
     if (req.archived) q.whereNotNull('archived_at').whereNull('archived_with');
     else q.whereNull('archived_at');
-    if (req.ids.length) q.whereIn('id', req.ids);
-    for (const f of req.filters) q.whereRaw('attributes @> ?::jsonb', [JSON.stringify({ [f.field]: f.equals ?? null })]);
+    if (req.ids?.length) q.whereIn('id', req.ids);
+    if (req.origin) q.where('origin', req.origin);
+    for (const f of req.filters ?? []) q.whereRaw('attributes @> ?::jsonb', [JSON.stringify({ [f.field]: f.equals ?? null })]);
     const rows = await q
       .orderBy('id', req.newestFirst ? 'desc' : 'asc')
       .limit(limit + 1)
@@ -254,7 +270,7 @@ export class ResourceStore {
       const res: CascadeResponse =
         svc === this.service
           ? await this[method](t, req)
-          : await call(svc, clientFor(svc, ResourcesClient), method, req, tenantMetadata(t), { timeoutMs: 15_000 });
+          : await resourcesApi(svc, tenantMetadata(t)).cascade(method, req, { timeoutMs: 15_000 });
       out.affected.push(...res.affected);
       out.notRestored.push(...res.notRestored);
     }
@@ -400,7 +416,7 @@ export class ResourceStore {
       return !!(await this.scoped(t).andWhere({ kind: kind.kind, id }).whereNull('archived_at').first('id'));
     }
     try {
-      await call(kind.service, clientFor(kind.service, ResourcesClient), 'get', { kind: kind.kind, id }, tenantMetadata(t), { idempotent: true });
+      await resourcesApi(kind.service, tenantMetadata(t)).get({ kind: kind.kind, id });
       return true;
     } catch (err) {
       if ((err as { code?: number }).code === 5 /* NOT_FOUND */) return false;

@@ -74,10 +74,10 @@ export function request<T = any>(method: string, path: string, body?: unknown, o
   });
 }
 
-/** A client bound to one API key. */
-export function as(key: string) {
+/** A client bound to one API key (and to a gateway port other than the shared platform's, if given). */
+export function as(key: string, port?: number) {
   const auth = { Authorization: `Basic ${key}` };
-  const withAuth = (o?: RequestOptions): RequestOptions => ({ ...o, headers: { ...auth, ...o?.headers } });
+  const withAuth = (o?: RequestOptions): RequestOptions => ({ port, ...o, headers: { ...auth, ...o?.headers } });
   return {
     key,
     get: <T = any>(path: string, o?: RequestOptions) => request<T>('GET', path, undefined, withAuth(o)),

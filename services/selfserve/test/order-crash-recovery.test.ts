@@ -1,0 +1,79 @@
+/**
+ * An order whose process dies between the debit and the end of the inventory step: the money must come
+ * back and the half-made campaign must go, through the recovery sweep of the restarted selfserve.
+ */
+import { startOwnPlatform, type OwnPlatform } from '../../../gateway/test/support/own-platform';
+
+const P = '/v2/self-serve/portals';
+const CUSTOMERS = '/v2/self-serve/customers';
+const ORDERS = '/v2/self-serve/orders';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, check: () => Promise<boolean>, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
+    await sleep(20);
+  }
+}
+
+describe('crash recovery of self-serve orders', () => {
+  let p: OwnPlatform;
+  beforeAll(async () => {
+    p = await startOwnPlatform({ ORDER_STALL_SECONDS: '1', ORDER_RECOVERY_INTERVAL_MS: '300' });
+  }, 200_000);
+  afterAll(async () => p?.stop(), 60_000);
+
+  test('selfserve killed mid-order: the recovery sweep releases the hold and removes what inventory made', async () => {
+    const api = (await p.newAccount()).test;
+    const ok = async (r: Promise<{ status: number; body: any }>) => {
+      const res = await r;
+      expect({ status: res.status, body: res.body }).toMatchObject({ status: 200 });
+      return res.body;
+    };
+    const portal = (await ok(api.post(P, { name: 'Portal' }))).id;
+    const zone = (await ok(api.post('/v2/zones/standard', { name: 'Zone', width: 300, height: 250 }))).id;
+    const pz = (await ok(api.post(`${P}/${portal}/zones`, { zone, name: 'Sidebar', pricing_model: 'fixed-CPM', cpm: 2, quantity: 1000 }))).id;
+    const customer = (await ok(api.post(CUSTOMERS, { email: 'crash@example.com', password: 'correct horse', portal }))).id;
+    await ok(api.put(`${CUSTOMERS}/${customer}/add-funds`, { amount: 120 }));
+    const balance = async () => (await ok(api.get(`${CUSTOMERS}/${customer}`))).balance as number;
+    const count = async (path: string) => (await ok(api.get(`${path}?limit=100`))).data.length as number;
+    const inventoryNow = async () => ({
+      schedules: await count('/v2/schedules'),
+      campaigns: await count('/v2/campaigns/standard'),
+      adItems: await count('/v2/ad-items/custom-html'),
+      placements: await count('/v2/placements'),
+    });
+    const before = await inventoryNow();
+    const cart = (await ok(api.post(`${P}/${portal}/cart`, {}))).id;
+    // Enough items (4 inventory resources each) that the order is still at work when its process dies.
+    for (let i = 0; i < 60; i++) await ok(api.post(`${P}/${portal}/cart/${cart}/cart-items`, { portal_zone: pz, type: 'html5', custom_html: `<b>${i}</b>` }));
+
+    let settled: { status: number } | undefined;
+    const pending = api.post(ORDERS, { cart, customer }).then((r) => (settled = r));
+    // Kill selfserve once the order has made part of its inventory: nothing in its memory survives.
+    await until('the order has made ad items', async () => {
+      if (settled) throw new Error(`the order ended (${settled.status}) before the kill; give it more items`);
+      return (await count('/v2/ad-items/custom-html')) >= before.adItems + 2;
+    }, 20_000);
+    const selfservePid = p.pids().selfserve;
+    process.kill(selfservePid, 'SIGKILL');
+    const answered = await pending;
+    expect(answered.status).toBe(503);
+    expect(answered.body).toMatchObject({ object: 'error', http_status: 503 });
+    const halfMade = await inventoryNow();
+    expect(halfMade.campaigns).toBe(before.campaigns + 1);
+    expect(halfMade.adItems).toBeGreaterThanOrEqual(before.adItems + 2);
+    await until('the launcher restarts selfserve', async () => p.pids().selfserve !== selfservePid, 20_000);
+
+    await until('the sweep gives the money back', async () => (await api.get(`${CUSTOMERS}/${customer}`)).body?.balance === 120, 60_000);
+    expect(await inventoryNow()).toEqual(before);
+    expect((await ok(api.get(ORDERS))).data).toEqual([]);
+    const tx = await ok(api.get(`${CUSTOMERS}/${customer}/transactions`));
+    expect(tx.data.map((t: any) => t.type)).toEqual(['deposit']);
+    // And the cart can be ordered for real now.
+    const placed = await ok(api.post(ORDERS, { cart, customer }));
+    expect(placed).toMatchObject({ status: 'placed', total: 120 });
+    expect(await balance()).toBe(0);
+  }, 180_000);
+});
