@@ -6,9 +6,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import { as, newAccount, request, type ApiResponse, type Client } from './support/api';
+import { as, request, type ApiResponse, type Client } from './support/api';
 import { pool, readPids, startGatewayProcess } from './support/gateway-process';
-import { dropSchemas, startPlatform, stopPlatform, type PlatformInfo } from './support/platform';
+import { startOwnPlatform, type OwnPlatform } from './support/own-platform';
+import type { PlatformInfo } from './support/platform';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -62,35 +63,19 @@ async function until(what: string, fn: () => Promise<boolean>, ms = 60_000): Pro
 }
 
 describe('faults on a platform of its own', () => {
+  let own: OwnPlatform;
   let info: PlatformInfo;
   let client: Client;
   let port: number;
   const health = async () => (await request('GET', '/healthz', undefined, { plainHttp: true, port: Number(info.env.GATEWAY_HTTP_PORT) })).body;
 
   beforeAll(async () => {
-    // The certificate the test client trusts (the shared platform's), so one client reaches both.
-    const tls = process.env.TEST_CA_FILE!;
-    ({ info } = await startPlatform({ TLS_CERT_FILE: tls, TLS_KEY_FILE: tls.replace(/\.crt$/, '.key') }));
-    port = Number(info.env.GATEWAY_HTTPS_PORT);
-    // Accounts for this platform come from its own accounts service: through the admin RPC on its port.
-    const saved = process.env.ACCOUNTS_ADDR;
-    process.env.ACCOUNTS_ADDR = info.env.ACCOUNTS_ADDR;
-    const { closeClients } = await import('../../services/shared/grpc/client');
-    closeClients();
-    try {
-      client = (await newAccount()).test;
-    } finally {
-      process.env.ACCOUNTS_ADDR = saved;
-      closeClients();
-    }
+    own = await startOwnPlatform();
+    ({ info, port } = own);
+    client = (await own.newAccount()).test;
   }, 200_000);
 
-  afterAll(async () => {
-    if (!info) return;
-    await stopPlatform(info.pid);
-    await dropSchemas(info.schemaPrefix).catch(() => undefined);
-    fs.rmSync(info.dataDir, { recursive: true, force: true });
-  }, 60_000);
+  afterAll(async () => own?.stop(), 60_000);
 
   async function verifyAcknowledged(outcomes: Outcome[]): Promise<number> {
     const acked = outcomes.filter((o) => o.status === 200);
