@@ -1,6 +1,7 @@
 import { Metadata, status } from '@grpc/grpc-js';
 import { resourcesApi } from '../../services/shared/grpc/resources-api';
 import { as, expectError, newAccount, request } from './support/api';
+import { startGatewayProcess } from './support/gateway-process';
 import { admin, plainGet } from './support/platform';
 
 describe('operator contract', () => {
@@ -104,5 +105,42 @@ describe('services enforce tenant and mode themselves', () => {
     await expect(get(acct.id, 'test')).resolves.toMatchObject({ id: p.id });
     await expect(get(acct.id, 'live')).rejects.toMatchObject({ code: status.NOT_FOUND });
     await expect(get(acct.id + 1000, 'test')).rejects.toMatchObject({ code: status.NOT_FOUND });
+  });
+});
+
+describe('v2 endpoints that v2 renamed or dropped', () => {
+  test('answer 410 with where to go instead', async () => {
+    const acct = await newAccount();
+    for (const [path, hint] of [
+      ['/v2/banners', '/v2/ad-items'],
+      ['/v2/banners/image/5', '/v2/ad-items'],
+      ['/v2/zones/banner', '/v2/zones/standard'],
+      ['/v2/campaigns/banner/3', '/v2/campaigns/standard'],
+      ['/v2/vast-banners', '/v2/vast-ad-items'],
+      ['/v2/zones/text/1/tags', '/v1/zones/text'],
+    ]) {
+      const res = await acct.test.get(path);
+      expect(expectError(res, 410, 'v2').message).toContain(hint);
+    }
+    expectError(await acct.test.post('/v2/banners/image', { name: 'x' }), 410, 'v2');
+    // The v1 paths are alive.
+    expect((await acct.test.get('/v1/banners')).status).toBe(200);
+  });
+});
+
+describe('behind a TLS-terminating proxy', () => {
+  test('plain HTTP with X-Forwarded-Proto: https from a trusted proxy is served as HTTPS', async () => {
+    const gw = await startGatewayProcess({ TRUSTED_PROXIES: '127.0.0.1' });
+    try {
+      const acct = await newAccount();
+      const headers = { Authorization: `Basic ${acct.testKey}` };
+      const proxied = await request('GET', '/v2/publishers', undefined, { plainHttp: true, port: gw.httpPort, headers: { ...headers, 'X-Forwarded-Proto': 'https' } });
+      expect(proxied.status).toBe(200);
+      expect(proxied.body).toMatchObject({ object: 'list' });
+      const bare = await request('GET', '/v2/publishers', undefined, { plainHttp: true, port: gw.httpPort, headers });
+      expectError(bare, 403, 'v2');
+    } finally {
+      await gw.stop();
+    }
   });
 });

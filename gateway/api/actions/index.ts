@@ -2,6 +2,7 @@ import type { Router } from 'express';
 import { selfserveActions } from './selfserve';
 import { adItemActions } from './ad-items';
 import { tagActions } from './tags';
+import { removedEndpoints } from './removed';
 
 /**
  * Operations beyond the catalog's CRUD, each a module that mounts its routes (and calls its service's
@@ -9,4 +10,4 @@ import { tagActions } from './tags';
  */
 export type ActionModule = (router: Router) => void;
 
-export const ACTION_MODULES: ActionModule[] = [adItemActions, tagActions, selfserveActions];
+export const ACTION_MODULES: ActionModule[] = [adItemActions, tagActions, selfserveActions, removedEndpoints];
