@@ -4,6 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { AccountsClient, Mode, type KeyIdentity, type KeyRevocation } from '../proto/gen/adserver/accounts/v1/accounts';
 import { envInt } from '../services/shared/config';
 import { call, clientFor } from '../services/shared/grpc/client';
+import { withInternalToken } from '../services/shared/internal-token';
 import { log } from '../services/shared/log';
 import type { RequestContext } from './context';
 import { versionOfPath } from './context';
@@ -41,7 +42,7 @@ export class KeyResolver {
   private watch(): void {
     if (this.stopped) return;
     const client = clientFor('accounts', AccountsClient);
-    const stream = client.watchKeyRevocations({});
+    const stream = client.watchKeyRevocations({}, withInternalToken(new Metadata()));
     this.stream = stream;
     stream.on('data', (ev: KeyRevocation) => this.cache.delete(ev.keyHash));
     stream.on('error', () => undefined);

@@ -11,6 +11,7 @@ import { Metadata } from '@grpc/grpc-js';
 import { HealthCheckResponse_ServingStatus, HealthClient, type HealthCheckResponse } from '../proto/gen/grpc/health/v1/health';
 import { SERVICE_DEFAULTS, SERVICE_NAMES, dataDir, envInt } from '../services/shared/config';
 import { call, clientFor, closeClients } from '../services/shared/grpc/client';
+import { ensureInternalToken } from '../services/shared/internal-token';
 
 /** The compiled tree (dist/), where every entry point lives. */
 const root = path.resolve(__dirname, '..');
@@ -29,7 +30,7 @@ function say(msg: string): void {
 }
 
 function platformEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir() };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir(), INTERNAL_TOKEN: ensureInternalToken() };
   for (const name of SERVICE_NAMES) {
     const port = envInt(`${name.toUpperCase()}_GRPC_PORT`, SERVICE_DEFAULTS[name].grpcPort);
     env[`${name.toUpperCase()}_ADDR`] ??= `127.0.0.1:${port}`;

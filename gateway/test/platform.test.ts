@@ -1,4 +1,5 @@
-import { Metadata, status } from '@grpc/grpc-js';
+import { credentials, Metadata, status } from '@grpc/grpc-js';
+import { GetRequest, ResourcesClient } from '../../proto/gen/adserver/resources/v1/resources';
 import { resourcesApi } from '../../services/shared/grpc/resources-api';
 import { as, expectError, newAccount, request } from './support/api';
 import { startGatewayProcess } from './support/gateway-process';
@@ -91,6 +92,21 @@ describe('services enforce tenant and mode themselves', () => {
     m.set('x-mode', mode);
     return m;
   };
+
+  test('a call without the platform internal token is refused, whatever it claims', async () => {
+    const acct = await newAccount();
+    const raw = new ResourcesClient(process.env.ACCOUNTS_ADDR!, credentials.createInsecure());
+    const get = (token?: string) =>
+      new Promise((resolve, reject) => {
+        const m = md(acct.id, 'test');
+        if (token) m.set('x-internal-token', token);
+        raw.get(GetRequest.fromPartial({ kind: 'publisher', id: 1 }), m, (err, res) => (err ? reject(err) : resolve(res)));
+      });
+    await expect(get()).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
+    await expect(get('not-the-token')).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
+    await expect(get(process.env.INTERNAL_TOKEN)).rejects.toMatchObject({ code: status.NOT_FOUND });
+    raw.close();
+  });
 
   test('a call without account and mode is refused', async () => {
     await expect(resourcesApi('accounts', new Metadata()).list({ kinds: ['publisher'] })).rejects.toMatchObject({

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { ServerWritableStream } from '@grpc/grpc-js';
+import { status as grpcStatus, type ServerWritableStream } from '@grpc/grpc-js';
+import { hasInternalToken } from '../shared/internal-token';
 import {
   AccountsService,
   Mode as ProtoMode,
@@ -156,6 +157,10 @@ export function accountsBinding(db: Database): ServiceBinding {
   });
 
   const watchKeyRevocations = (call: ServerWritableStream<unknown, KeyRevocation>) => {
+    if (!hasInternalToken(call.metadata)) {
+      call.emit('error', { code: grpcStatus.UNAUTHENTICATED, details: 'This API is internal: the call lacks the platform internal token.' });
+      return;
+    }
     const onRevoked = (keyHash: string) => call.write({ keyHash });
     revocations.on('revoked', onRevoked);
     const done = () => revocations.off('revoked', onRevoked);

@@ -87,7 +87,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 {{- end }}
 
-{{/* Secret created by the chart for DATABASE_URL / REDIS_URL given as plain values. */}}
+{{/* Secret created by the chart for DATABASE_URL / REDIS_URL given as plain values, and INTERNAL_TOKEN. */}}
 {{- define "ad-serving.secretName" -}}
 {{- printf "%s-env" (include "ad-serving.fullname" .) }}
 {{- end }}
@@ -100,7 +100,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "ad-serving.createSecret" -}}
 {{- $db := .Values.global.database }}
 {{- $redis := .Values.global.redis }}
-{{- if or (and (eq $db.mode "external") (not $db.existingSecret) $db.url) (and (not $redis.existingSecret) $redis.url) }}true{{ end }}
+{{- if or (and (eq $db.mode "external") (not $db.existingSecret) $db.url) (and (not $redis.existingSecret) $redis.url) (not .Values.global.internalToken.existingSecret) }}true{{ end }}
 {{- end }}
 
 {{/*
@@ -154,6 +154,16 @@ Environment shared by every component: (dict "ctx" $ "component" "accounts")
 - name: DATA_DIR
   value: /data
 {{- include "ad-serving.peerEnv" $ctx }}
+- name: INTERNAL_TOKEN
+  valueFrom:
+    secretKeyRef:
+      {{- if $global.internalToken.existingSecret }}
+      name: {{ $global.internalToken.existingSecret }}
+      key: {{ $global.internalToken.existingSecretKey }}
+      {{- else }}
+      name: {{ include "ad-serving.secretName" $ctx }}
+      key: INTERNAL_TOKEN
+      {{- end }}
 {{- if $global.redis.existingSecret }}
 - name: REDIS_URL
   valueFrom:

@@ -27,12 +27,17 @@ export async function startOwnPlatform(env: Record<string, string> = {}): Promis
   const port = Number(info.env.GATEWAY_HTTPS_PORT);
   const accounts = new AccountsClient(info.env.ACCOUNTS_ADDR, credentials.createInsecure(), channelOptions);
   let seq = 0;
+  const ownToken = () => {
+    const md = new Metadata();
+    md.set('x-internal-token', info.env.INTERNAL_TOKEN);
+    return md;
+  };
   return {
     info,
     port,
     newAccount: (features = []) =>
       new Promise((resolve, reject) =>
-        accounts.createAccount({ name: `Own platform account ${++seq}`, email: '', password: '', features }, new Metadata(), (err, res) =>
+        accounts.createAccount({ name: `Own platform account ${++seq}`, email: '', password: '', features }, ownToken(), (err, res) =>
           err ? reject(err) : resolve({ id: res.account!.id, testKey: res.testKey, liveKey: res.liveKey, test: as(res.testKey, port), live: as(res.liveKey, port) }),
         ),
       ),

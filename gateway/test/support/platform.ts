@@ -4,6 +4,7 @@
  * schemas when DATABASE_URL points at a real Postgres.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -51,6 +52,8 @@ export async function platformEnv(extra: Record<string, string> = {}): Promise<{
     GATEWAY_HTTP_PORT: String(await freePort()),
     METRICS_PORT: String(await freePort()),
     SERVE_BASE_URL: 'https://serve.example.test',
+    // Services accept calls only with it; the test workers get it through the environment.
+    INTERNAL_TOKEN: crypto.randomBytes(24).toString('base64url'),
     // Test platforms running at once may share one Redis, and their account ids collide.
     REDIS_KEY_PREFIX: `adserver-test:${schemaPrefix}:`,
     ...extra,

@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { ServiceName } from '../catalog/types';
 import { serviceAddress } from '../config';
+import { withInternalToken } from '../internal-token';
 import { grpcClientHandled } from '../metrics';
 
 export interface CallOptions {
@@ -59,7 +60,7 @@ export async function call<Req, Res>(
   for (let attempt = 0; attempt < attempts; attempt++) {
     if (attempt > 0) await sleep(100 * 2 ** (attempt - 1) + Math.random() * 50);
     try {
-      const res = await once<Req, Res>(client, method, request, metadata, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+      const res = await once<Req, Res>(client, method, request, withInternalToken(metadata), opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
       grpcClientHandled.inc({ service, method, code: 'OK' });
       return res;
     } catch (err) {

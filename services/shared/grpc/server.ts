@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { HealthCheckResponse_ServingStatus, HealthService, type HealthServer } from '../../../proto/gen/grpc/health/v1/health';
 import { ServiceError } from '../errors';
+import { hasInternalToken } from '../internal-token';
 import { errorFields, log } from '../log';
 import { grpcServerHandled, grpcServerLatency } from '../metrics';
 
@@ -15,6 +16,10 @@ export function implement<T extends Record<string, AsyncUnary<any, any>>>(servic
   const impl: grpc.UntypedServiceImplementation = {};
   for (const [method, fn] of Object.entries(handlers)) {
     impl[method] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+      if (!hasInternalToken(call.metadata)) {
+        grpcServerHandled.inc({ service: serviceName, method, code: 'UNAUTHENTICATED' });
+        return callback({ code: grpc.status.UNAUTHENTICATED, details: 'This API is internal: the call lacks the platform internal token.' }, null);
+      }
       const stop = grpcServerLatency.startTimer({ service: serviceName, method });
       fn(call.request, call).then(
         (res) => {

@@ -1,0 +1,62 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Metadata } from '@grpc/grpc-js';
+import { dataDir } from './config';
+
+/**
+ * The shared secret that service-to-service gRPC calls carry (`x-internal-token`), so that only the
+ * platform's own processes can speak for a tenant: services trust the account and mode in metadata only
+ * from callers that know it. INTERNAL_TOKEN sets it (a Kubernetes Secret); `npm start` creates one under
+ * DATA_DIR/internal-token when none is set, where the admin CLI finds it too. Unset and absent: no check
+ * (a single trusted host).
+ */
+const TOKEN_HEADER = 'x-internal-token';
+let cached: string | null | undefined;
+
+export function tokenFile(): string {
+  return path.join(dataDir(), 'internal-token');
+}
+
+export function internalToken(): string | undefined {
+  if (process.env.INTERNAL_TOKEN) return process.env.INTERNAL_TOKEN;
+  if (cached === undefined) {
+    try {
+      cached = fs.readFileSync(tokenFile(), 'utf8').trim() || null;
+    } catch {
+      cached = null;
+    }
+  }
+  return cached ?? undefined;
+}
+
+/** The token to hand to child processes: INTERNAL_TOKEN, else the one in DATA_DIR, else a new one saved there. */
+export function ensureInternalToken(): string {
+  const existing = internalToken();
+  if (existing) return existing;
+  const token = crypto.randomBytes(32).toString('base64url');
+  fs.mkdirSync(dataDir(), { recursive: true });
+  fs.writeFileSync(tokenFile(), `${token}\n`, { mode: 0o600 });
+  cached = token;
+  return token;
+}
+
+/** A copy of `md` carrying the token (when one is configured). */
+export function withInternalToken(md: Metadata): Metadata {
+  const token = internalToken();
+  if (!token) return md;
+  const out = md.clone();
+  out.set(TOKEN_HEADER, token);
+  return out;
+}
+
+/** Whether a call carries the configured token (constant-time); true when none is configured. */
+export function hasInternalToken(md: Metadata): boolean {
+  const expected = internalToken();
+  if (!expected) return true;
+  const given = md.get(TOKEN_HEADER)[0];
+  if (typeof given !== 'string') return false;
+  const a = crypto.createHash('sha256').update(given).digest();
+  const b = crypto.createHash('sha256').update(expected).digest();
+  return crypto.timingSafeEqual(a, b);
+}
