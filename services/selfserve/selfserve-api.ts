@@ -117,7 +117,7 @@ async function undoOrder(knex: Knex, t: Tenant, customerId: number, orderId: num
   await releaseOrder(knex, t, customerId, orderId, total);
 }
 
-/** Orders still pending this long were abandoned by a process that stopped mid-way. */
+/** Orders pending without progress this long were abandoned by a process that stopped mid-way. */
 const ORDER_STALL_SECONDS = Number(process.env.ORDER_STALL_SECONDS ?? 120);
 
 /**
@@ -307,7 +307,17 @@ export function selfserveBinding(db: Database, store: ResourceStore): ServiceBin
     // Inventory is created after the charge, so concurrent orders can never both spend the same money.
     // Everything is tagged with the order's origin: on failure (or, after a crash, in the recovery sweep)
     // it is found in inventory, removed newest first, and the hold released.
-    const make = async (kind: string, attributes: Attributes) => (await inventory(t).create({ kind, attributes, origin: orderOrigin(orderId) }, INVENTORY_CALL)).id;
+    const make = async (kind: string, attributes: Attributes) => {
+      const id = (await inventory(t).create({ kind, attributes, origin: orderOrigin(orderId) }, INVENTORY_CALL)).id;
+      // Progress keeps the order out of the recovery sweep; an order the sweep claimed anyway (this
+      // process stalled too long) stops here and is undone.
+      const touched = await scopedTo(knex, 'resources', t)
+        .where({ kind: 'order', id: orderId })
+        .whereRaw("attributes->>'status' = 'pending'")
+        .update({ updated_at: knex.fn.now() });
+      if (!touched) throw fail.requestFailed(`Order ${orderId} stalled and was abandoned; nothing was charged.`, 'order_failed_error');
+      return id;
+    };
     const orderItems: Attributes[] = [];
     let campaign: number;
     try {
@@ -352,9 +362,12 @@ export function selfserveBinding(db: Database, store: ResourceStore): ServiceBin
       if (orderItems.length) {
         await trx('resources').insert(orderItems.map((a) => ({ account_id: t.accountId, mode: t.mode, kind: 'order_item', attributes: JSON.stringify(a) })));
       }
-      await scopedTo(trx, 'resources', t)
+      const placed = await scopedTo(trx, 'resources', t)
         .where({ kind: 'order', id: orderId })
+        .whereRaw("attributes->>'status' = 'pending'")
         .update({ attributes: trx.raw('attributes || ?::jsonb', [JSON.stringify({ status: 'placed', campaign })]), updated_at: trx.fn.now() });
+      // The recovery sweep took the order over (and undoes it): the order items go with the rollback.
+      if (!placed) throw fail.requestFailed(`Order ${orderId} stalled and was abandoned; nothing was charged.`, 'order_failed_error');
     });
     return store.get(t, 'order', orderId);
   }
