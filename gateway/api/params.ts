@@ -1,5 +1,6 @@
 import type { Request } from 'express';
-import type { ParameterError } from '../../services/shared/catalog';
+import type { FieldSpec, Json, ParameterError } from '../../services/shared/catalog';
+import { validateInput } from '../../services/shared/catalog/validate';
 import { apiErrors } from '../errors';
 
 export const DEFAULT_LIMIT = 10;
@@ -101,4 +102,15 @@ export function parseShapeParams(req: Request, knownFields: Set<string>, expanda
 export function parseId(raw: string, title: string): number {
   if (!/^[1-9]\d{0,15}$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw apiErrors.notFound(`No ${title} with id '${raw.slice(0, 64)}' exists.`);
   return Number(raw);
+}
+
+/**
+ * The body of an operation beyond CRUD (add-funds, to-image, orders), checked with the same field
+ * language and rules as resources: unknown members, required ones, types, ranges and formats.
+ */
+export function actionBody(req: Request, title: string, fields: Record<string, FieldSpec>): Record<string, Json> {
+  const body = req.body === undefined ? {} : req.body;
+  const { values, errors } = validateInput({ kind: title, service: 'accounts', title, fields, views: {} }, body, 'create');
+  if (errors.length) throw apiErrors.invalid(errors);
+  return values;
 }

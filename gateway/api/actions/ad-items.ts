@@ -4,12 +4,10 @@ import {
   type AdItemConversionTag,
   type NativeToImageTask,
 } from '../../../proto/gen/adserver/inventory/v1/tasks';
-import type { ParameterError } from '../../../services/shared/catalog';
-import { badText, isPlainObject } from '../../../services/shared/catalog/validate';
 import { ctxOf } from '../../context';
 import { apiErrors, ApiError } from '../../errors';
 import { callService } from '../backend';
-import { parseId } from '../params';
+import { actionBody, parseId } from '../params';
 import type { ActionModule } from './index';
 
 const NATIVE_TO_IMAGE_FEATURE = 'native-to-image';
@@ -32,25 +30,6 @@ function protocolOf(req: Request): string {
   if (p === undefined) return 'https';
   if (p !== 'http' && p !== 'https') throw apiErrors.invalid([{ field: 'protocol', type: 'invalid_value', message: "'protocol' must be http or https." }]);
   return p;
-}
-
-/** The to-image body, checked for JSON types before it becomes a typed gRPC request. */
-function toImageBody(body: unknown): { mediaGroup: number; size: string; name: string } {
-  if (!isPlainObject(body)) throw apiErrors.badRequest('The request body must be a JSON object.');
-  const errors: ParameterError[] = [];
-  for (const k of Object.keys(body)) {
-    if (!['media_group', 'size', 'name'].includes(k)) errors.push({ field: k.slice(0, 64), type: 'unknown_field', message: `'${k.slice(0, 64)}' is not a parameter of to-image; give media_group, size and optionally name.` });
-  }
-  const { media_group, size, name } = body;
-  if (media_group === undefined || media_group === null) errors.push({ field: 'media_group', type: 'missing_field', message: "'media_group' is required: the id of the media group to store the image in." });
-  else if (typeof media_group !== 'number' || !Number.isSafeInteger(media_group) || media_group < 1) errors.push({ field: 'media_group', type: 'invalid_value', message: "'media_group' must be a positive integer id." });
-  if (size === undefined || size === null) errors.push({ field: 'size', type: 'missing_field', message: "'size' is required, in the form {width}x{height}, for example 300x250." });
-  else if (typeof size !== 'string') errors.push({ field: 'size', type: 'invalid_value', message: "'size' must be a string of the form {width}x{height}, for example 300x250." });
-  if (name !== undefined && name !== null && typeof name !== 'string') errors.push({ field: 'name', type: 'invalid_value', message: "'name' must be a string of at most 255 characters." });
-  else if (typeof name === 'string' && name.length > 255) errors.push({ field: 'name', type: 'invalid_value', message: "'name' must be at most 255 characters long." });
-  else if (typeof name === 'string' && badText(name)) errors.push({ field: 'name', type: 'invalid_value', message: `'name' ${badText(name)}.` });
-  if (errors.length) throw apiErrors.invalid(errors);
-  return { mediaGroup: media_group as number, size: size as string, name: (name as string | undefined | null) ?? '' };
 }
 
 /** A task in the reference's scheduled-task shape, with its own status and, when done, its result. */
@@ -102,8 +81,17 @@ export const adItemActions: ActionModule = (router: Router) => {
     if (!ctx.features.includes(NATIVE_TO_IMAGE_FEATURE)) {
       throw new ApiError(403, 'feature_not_enabled_error', "The 'Native Ad to Image' feature (native-to-image) is not enabled on this account.");
     }
-    const body = toImageBody(req.body === undefined ? {} : req.body);
-    const task = await callService<NativeToImageTask>(ctx, 'inventory', AdItemTasksClient, 'scheduleNativeToImage', { nativeAdItem: id, ...body });
+    const body = actionBody(req, 'a to-image request', {
+      media_group: { type: 'ref', ref: 'media_group', required: true },
+      size: { type: 'string', required: true, format: 'size' },
+      name: { type: 'string', maxLength: 255, nullable: true },
+    });
+    const task = await callService<NativeToImageTask>(ctx, 'inventory', AdItemTasksClient, 'scheduleNativeToImage', {
+      nativeAdItem: id,
+      mediaGroup: body.media_group,
+      size: body.size,
+      name: body.name ?? '',
+    });
     res.json({ data: { status: 'success', task: task.id, task_url: `${TASKS_PATH}/${task.id}` } });
   });
   router.all('/v2/ad-items/native/:id/to-image', notSupported);

@@ -8,39 +8,16 @@ import {
   type WalletNotice,
   type WalletTransaction,
 } from '../../../proto/gen/adserver/selfserve/v1/selfserve';
-import { getKind, type ParameterError } from '../../../services/shared/catalog';
-import { isPlainObject } from '../../../services/shared/catalog/validate';
+import { getKind } from '../../../services/shared/catalog';
 import { ctxOf } from '../../context';
 import { apiErrors } from '../../errors';
 import { callService } from '../backend';
-import { parseId, parseListParams, parseShapeParams } from '../params';
+import { actionBody, parseId, parseListParams, parseShapeParams } from '../params';
 import { shape } from '../shape';
 import { viewOf } from '../views';
 
 const CUSTOMERS = '/v2/self-serve/customers';
 const ORDERS = '/v2/self-serve/orders';
-
-/** A JSON object body holding exactly the named fields (each checked by `check`), or a 400. */
-function bodyOf(req: Request, fields: Record<string, (v: unknown) => string | undefined>, required: string[]): Record<string, unknown> {
-  const body = req.body ?? {};
-  if (!isPlainObject(body)) throw apiErrors.badRequest('The request body must be a JSON object.');
-  const errors: ParameterError[] = [];
-  for (const [k, v] of Object.entries(body)) {
-    const check = fields[k];
-    if (!check) errors.push({ field: k.slice(0, 64), type: 'unknown_field', message: `'${k.slice(0, 64)}' is not a field of this request; expected ${Object.keys(fields).join(', ')}.` });
-    else {
-      const problem = check(v);
-      if (problem) errors.push({ field: k, type: 'invalid_value', message: `'${k}' ${problem}.` });
-    }
-  }
-  for (const k of required) if (!(k in body)) errors.push({ field: k, type: 'missing_field', message: `'${k}' is required.` });
-  if (errors.length) throw apiErrors.invalid(errors);
-  return body;
-}
-
-const positiveId = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? undefined : 'must be a positive integer id');
-const amountCheck = (v: unknown) =>
-  typeof v === 'number' && Number.isFinite(v) && v > 0 && /^\d+(\.\d{1,2})?$/.test(String(v)) ? undefined : 'must be a positive number with at most two decimals';
 
 /** Money crosses gRPC as decimal text; the API shows it as a number (two decimals at most). */
 const money = (s: string) => Number(s);
@@ -85,7 +62,7 @@ export function selfserveActions(router: Router): void {
   router.put(`${CUSTOMERS}/:id/add-funds`, async (req, res) => {
     const ctx = ctxOf(res);
     const id = parseId(req.params.id as string, 'customer');
-    const body = bodyOf(req, { amount: amountCheck }, ['amount']);
+    const body = actionBody(req, 'an add-funds request', { amount: { type: 'number', required: true, min: 0.01, max: 1e9, decimals: 2 } });
     const out = await callService<AddFundsResponse>(ctx, 'selfserve', SelfServeClient, 'addFunds', { customerId: id, amount: String(body.amount) });
     res.json({ ...(await render(res, req, 'customer', out.customer!)), transaction: transactionOut(out.transaction!) });
   });
@@ -106,7 +83,7 @@ export function selfserveActions(router: Router): void {
 
   router.post(ORDERS, async (req, res) => {
     const ctx = ctxOf(res);
-    const body = bodyOf(req, { cart: positiveId, customer: positiveId }, ['cart', 'customer']);
+    const body = actionBody(req, 'an order request', { cart: { type: 'ref', ref: 'cart', required: true }, customer: { type: 'ref', ref: 'customer', required: true } });
     const order = await callService<Resource>(ctx, 'selfserve', SelfServeClient, 'placeOrder', { cartId: body.cart, customerId: body.customer }, { timeoutMs: 60_000 });
     res.json(await render(res, req, 'order', order));
   });

@@ -33,6 +33,8 @@ export interface FieldSpec {
   /** Inclusive bounds for integer and number fields. */
   min?: number;
   max?: number;
+  /** Most decimal places a number may have (money: 2). */
+  decimals?: number;
   minLength?: number;
   maxLength?: number;
   /** An empty string counts as "not given" (passwords: random when blank). */

@@ -98,6 +98,9 @@ export function checkValue(spec: FieldSpec, value: unknown, depth: number): stri
       const min = spec.min ?? -1e12;
       const max = spec.max ?? 1e12;
       if (value < min || value > max) return `must be between ${min} and ${max}`;
+      if (spec.decimals !== undefined && !new RegExp(`^-?\\d+(\\.\\d{1,${spec.decimals}})?$`).test(String(value))) {
+        return `must have at most ${spec.decimals} decimal places`;
+      }
       return undefined;
     }
     case 'boolean':
