@@ -89,7 +89,10 @@ export async function startPlatform(extra: Record<string, string> = {}): Promise
   const until = Date.now() + 180_000;
   while ((await gatewayHealthy(Number(env.GATEWAY_HTTP_PORT))) !== 200) {
     if (proc.exitCode !== null) throw new Error(`platform exited early; see ${logFile}:\n${fs.readFileSync(logFile, 'utf8').slice(-3000)}`);
-    if (Date.now() > until) throw new Error(`platform not healthy in time; see ${logFile}`);
+    if (Date.now() > until) {
+      await stopPlatform(proc.pid!);
+      throw new Error(`platform not healthy in time; see ${logFile}`);
+    }
     await new Promise((r) => setTimeout(r, 300));
   }
   return { info: { pid: proc.pid!, dataDir, schemaPrefix, env, logFile }, proc };
