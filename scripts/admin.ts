@@ -111,7 +111,12 @@ run(command, args)
     closeClients();
   })
   .catch((err: { details?: string; message?: string; code?: number }) => {
-    const message = err.code === 14 ? `cannot reach the accounts service at ${process.env.ACCOUNTS_ADDR ?? '127.0.0.1:50051'}; is the platform running (npm start)?` : err.details || err.message;
+    const message =
+      err.code === 14
+        ? `cannot reach the accounts service at ${process.env.ACCOUNTS_ADDR ?? '127.0.0.1:50051'}; is the platform running (npm start)?`
+        : err.code === 16
+          ? 'the accounts service refused this CLI: run it with the same DATA_DIR (or INTERNAL_TOKEN) as the platform.'
+          : err.details || err.message;
     process.stderr.write(`${JSON.stringify({ error: message })}\n`);
     closeClients();
     process.exit(1);
