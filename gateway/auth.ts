@@ -25,6 +25,9 @@ const KEY_SHAPE = /^(test|live)_[A-Za-z0-9_-]{20,100}$/;
 export class KeyResolver {
   private readonly cache = new Map<string, Cached>();
   private readonly ttlMs = envInt('KEY_CACHE_TTL_MS', 30_000);
+  /** Hashes just found unknown: repeated bad keys (a misconfigured client, guessing) stay off accounts. */
+  private readonly misses = new Map<string, number>();
+  private readonly missTtlMs = envInt('KEY_MISS_TTL_MS', 5_000);
   private stream?: ClientReadableStream<KeyRevocation>;
   private stopped = false;
   private retryTimer?: NodeJS.Timeout;
@@ -53,9 +56,13 @@ export class KeyResolver {
   }
 
   async resolve(secret: string): Promise<Cached['identity'] | undefined> {
+    // Every key the platform issues has this shape; anything else cannot resolve.
+    if (!KEY_SHAPE.test(secret)) return undefined;
     const hash = crypto.createHash('sha256').update(secret, 'utf8').digest('hex');
     const hit = this.cache.get(hash);
     if (hit && hit.expires > Date.now()) return hit.identity;
+    const missed = this.misses.get(hash);
+    if (missed !== undefined && missed > Date.now()) return undefined;
     try {
       const id = await call<{ keyHash: string }, KeyIdentity>('accounts', clientFor('accounts', AccountsClient), 'resolveKey', { keyHash: hash }, new Metadata(), {
         idempotent: true,
@@ -71,7 +78,11 @@ export class KeyResolver {
       this.cache.set(hash, { identity, expires: Date.now() + this.ttlMs });
       return identity;
     } catch (err) {
-      if ((err as { code?: number }).code === 5 /* NOT_FOUND */) return undefined;
+      if ((err as { code?: number }).code === 5 /* NOT_FOUND */) {
+        if (this.misses.size > 10_000) this.misses.clear();
+        this.misses.set(hash, Date.now() + this.missTtlMs);
+        return undefined;
+      }
       log.warn('key resolution failed', { error: (err as Error).message });
       throw apiErrors.unavailable('Cannot check API keys right now; retry shortly.');
     }

@@ -160,3 +160,28 @@ describe('behind a TLS-terminating proxy', () => {
     }
   });
 });
+
+describe('key resolution', () => {
+  test('repeated unknown keys and malformed ones do not each reach the accounts service', async () => {
+    // A gateway of this test's own, so its client metrics count only these requests.
+    const gw = await startGatewayProcess();
+    try {
+      const lookups = async () => {
+        const m = await plainGet(gw.metricsPort, '/metrics');
+        return m.body
+          .split('\n')
+          .filter((l) => l.startsWith('grpc_client_handled_total') && l.includes('method="resolveKey"'))
+          .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+      };
+      const unknown = `test_${'u'.repeat(43)}${Date.now()}`;
+      for (let i = 0; i < 10; i++) {
+        expectError(await as(unknown).get('/v2/publishers', { port: gw.httpsPort }), 403, 'v2');
+        expectError(await as('not a key at all').get('/v1/publishers', { port: gw.httpsPort }), 401, 'v1');
+      }
+      // One lookup for the well-formed unknown key; none for the malformed one.
+      expect(await lookups()).toBe(1);
+    } finally {
+      await gw.stop();
+    }
+  });
+});
