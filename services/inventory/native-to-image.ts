@@ -4,7 +4,6 @@ import { Metadata } from '@grpc/grpc-js';
 import { AccountsClient, type Account } from '../../proto/gen/adserver/accounts/v1/accounts';
 import {
   AdItemTasksService,
-  type AdItemConversionTagRequest,
   type GetNativeToImageTaskRequest,
   type NativeToImageTask,
   type ScheduleNativeToImageRequest,
@@ -21,7 +20,6 @@ import type { ResourceStore } from '../shared/resource-store';
 import { tenantFromMetadata, type Tenant } from '../shared/tenant';
 
 export const NATIVE_TO_IMAGE_FEATURE = 'native-to-image';
-const CONVERSION_TAG_KINDS = new Set(['custom_html_ad_item', 'native_ad_item', 'rich_media_ad_item', 'vast_ad_item']);
 const SIZE = /^([1-9]\d{0,3})x([1-9]\d{0,3})$/;
 const MAX_SIDE = 4000;
 const MAX_ATTEMPTS = 3;
@@ -140,7 +138,7 @@ async function accountFeatures(accountId: number): Promise<string[]> {
   return account.features ?? [];
 }
 
-/** AdItemTasks: conversion tags of the v2-only ad items (VAST included), and native-to-image scheduling. */
+/** AdItemTasks: native-to-image scheduling and its tasks. */
 export function adItemTasksBinding(db: Database, store: ResourceStore): ServiceBinding {
   const knex = db.knex;
   const scoped = (t: Tenant) => knex<TaskRow>('native_to_image_tasks').where({ account_id: t.accountId, mode: t.mode });
@@ -149,19 +147,6 @@ export function adItemTasksBinding(db: Database, store: ResourceStore): ServiceB
   return {
     definition: AdItemTasksService,
     implementation: implement('inventory.AdItemTasks', {
-      async getAdItemConversionTag(req: AdItemConversionTagRequest, c) {
-        const t = tenantFromMetadata(c.metadata);
-        if (!CONVERSION_TAG_KINDS.has(req.kind)) throw fail.badRequest(`No conversion tag for '${req.kind}'.`);
-        const protocol = req.protocol || 'https';
-        if (protocol !== 'http' && protocol !== 'https') {
-          throw fail.invalid([{ field: 'protocol', type: 'invalid_value', message: "'protocol' must be http or https." }]);
-        }
-        await store.get(t, req.kind, req.id);
-        const host = new URL(serveBase()).host;
-        const src = `${protocol}://${host}/convtrack?account=${t.accountId}&ad_item=${req.id}&type=${req.kind}${t.mode === 'test' ? '&test=1' : ''}`;
-        return { src, html: `<img src="${src.replace(/&/g, '&amp;')}" height="1" width="1" border="0" alt="" style="display:none" />` };
-      },
-
       async scheduleNativeToImage(req: ScheduleNativeToImageRequest, c) {
         const t = tenantFromMetadata(c.metadata);
         if (!(await accountFeatures(t.accountId)).includes(NATIVE_TO_IMAGE_FEATURE)) {

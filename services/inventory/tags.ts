@@ -114,7 +114,8 @@ export function tagsBinding(store: ResourceStore): ServiceBinding {
         checkCommon(req.protocol, errors);
         if (errors.length) throw fail.invalid(errors);
         await store.get(tenant, req.kind, req.id);
-        const src = `${serveBase(req.protocol)}/serve/conversion?account=${tenant.accountId}&type=${req.kind}&id=${req.id}`;
+        // Test-mode tags say so: test traffic never reaches the ad-serving infrastructure.
+        const src = `${serveBase(req.protocol)}/serve/conversion?account=${tenant.accountId}&type=${req.kind}&id=${req.id}${tenant.mode === 'test' ? '&test=1' : ''}`;
         return { src, html: `<img src="${attr(src)}" height="1" width="1" border="0" style="display:none" alt="" />` };
       },
     }),

@@ -1,7 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import {
   AdItemTasksClient,
-  type AdItemConversionTag,
   type NativeToImageTask,
 } from '../../../proto/gen/adserver/inventory/v1/tasks';
 import { ctxOf } from '../../context';
@@ -13,24 +12,9 @@ import type { ActionModule } from './index';
 const NATIVE_TO_IMAGE_FEATURE = 'native-to-image';
 const TASKS_PATH = '/v2/scheduled-tasks/native-ad-to-image';
 
-/** v2 collection path -> canonical kind, for the conversion tags this module serves. */
-const CONVERSION_TAG_COLLECTIONS: Record<string, string> = {
-  '/v2/ad-items/custom-html': 'custom_html_ad_item',
-  '/v2/ad-items/native': 'native_ad_item',
-  '/v2/ad-items/rich-media': 'rich_media_ad_item',
-  '/v2/vast-ad-items': 'vast_ad_item',
-};
-
 const notSupported = (req: Request) => {
   throw apiErrors.notSupported(req.method, req.route.path);
 };
-
-function protocolOf(req: Request): string {
-  const p = req.query.protocol;
-  if (p === undefined) return 'https';
-  if (p !== 'http' && p !== 'https') throw apiErrors.invalid([{ field: 'protocol', type: 'invalid_value', message: "'protocol' must be http or https." }]);
-  return p;
-}
 
 /** A task in the reference's scheduled-task shape, with its own status and, when done, its result. */
 function scheduledTask(task: NativeToImageTask) {
@@ -54,8 +38,8 @@ function scheduledTask(task: NativeToImageTask) {
 }
 
 /**
- * v2 ad item operations beyond CRUD: the custom_html alias of /ad-items/custom-html, conversion tags of
- * custom HTML, native, rich media and VAST ad items, and the native-to-image conversion with its task.
+ * v2 ad item operations beyond CRUD: the custom_html alias of /ad-items/custom-html and the
+ * native-to-image conversion with its task (conversion tags are the tags module's, for every kind).
  */
 export const adItemActions: ActionModule = (router: Router) => {
   // The spec names /ad-items/custom_html as another path of the same collection.
@@ -63,17 +47,6 @@ export const adItemActions: ActionModule = (router: Router) => {
     req.url = req.url.replace('/v2/ad-items/custom_html', '/v2/ad-items/custom-html');
     next();
   });
-
-  for (const [collection, kind] of Object.entries(CONVERSION_TAG_COLLECTIONS)) {
-    const path = `${collection}/:id/conversion-tag`;
-    router.get(path, async (req: Request, res: Response) => {
-      const ctx = ctxOf(res);
-      const id = parseId(req.params.id as string, kind.replace(/_/g, ' '));
-      const tag = await callService<AdItemConversionTag>(ctx, 'inventory', AdItemTasksClient, 'getAdItemConversionTag', { kind, id, protocol: protocolOf(req) }, { idempotent: true });
-      res.json({ object: 'conv_tag', url: req.path, data: { src: tag.src, html: tag.html } });
-    });
-    router.all(path, notSupported);
-  }
 
   router.post('/v2/ad-items/native/:id/to-image', async (req: Request, res: Response) => {
     const ctx = ctxOf(res);

@@ -16,7 +16,11 @@ import type { ActionModule } from './index';
 const ZONE_TAGS: Record<ApiVersion, string[]> = { v1: ['standard_zone', 'email_zone', 'text_zone'], v2: ['standard_zone', 'email_zone'] };
 const CONVERSION_TAGS: Record<ApiVersion, string[]> = {
   v1: ['text_zone', 'image_ad_item'],
-  v2: ['standard_zone', 'email_zone', 'standard_campaign', 'image_ad_item'],
+  v2: ['standard_zone', 'email_zone', 'standard_campaign', 'image_ad_item', 'custom_html_ad_item', 'native_ad_item', 'rich_media_ad_item', 'vast_ad_item'],
+};
+
+const notSupported = (req: Request) => {
+  throw apiErrors.notSupported(req.method, req.route.path);
 };
 
 function query(req: Request, name: string): string {
@@ -59,6 +63,7 @@ export const tagActions: ActionModule = (router: Router) => {
         const data = kindName === 'text_zone' ? { text: out.tags } : out.tags;
         res.json({ object: 'zone_tag', url: req.path, data });
       });
+      router.all(`${view.path}/:id/tags`, notSupported);
     }
     for (const kindName of CONVERSION_TAGS[version]) {
       const view = viewOf(getKind(kindName), version);
@@ -69,6 +74,7 @@ export const tagActions: ActionModule = (router: Router) => {
         const out = await callService<GetConversionTagResponse>(ctx, 'inventory', TagsClient, 'getConversionTag', { kind: kindName, id, protocol: query(req, 'protocol') }, { idempotent: true });
         res.json({ object: 'conv_tag', url: req.path, data: { src: out.src, html: out.html } });
       });
+      router.all(`${view.path}/:id/conversion-tag`, notSupported);
     }
   }
 };

@@ -156,7 +156,7 @@ describe('v2 ad item specifics', () => {
       const res = await api.get(path);
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ object: 'conv_tag', url: path, data: { src: expect.stringMatching(/^https:\/\//), html: expect.stringMatching(/^<img /) } });
-      expect(res.body.data.src).toContain(`ad_item=${item.body.id}`);
+      expect(res.body.data.src).toContain(`type=${item.body.object}&id=${item.body.id}`);
       const refPath = path.replace(/\/\d+\//, '/{id}/');
       expectReferenceShape(refPath, 'get', res.body);
       expect((await api.get(`${path}?protocol=http`)).body.data.src).toMatch(/^http:\/\//);

@@ -182,7 +182,7 @@ describe('v2 inventory group specifics', () => {
     const v = await api.post('/v2/vast-ad-items', { name: 'V', duration: '00:00:30' });
     expectReferenceShape('/v2/vast-ad-items/{id}', 'get', v.body);
     const tag = await api.get(`${v.body.self}/conversion-tag?protocol=http`);
-    expect(tag.body).toMatchObject({ object: 'conv_tag', url: `${v.body.self}/conversion-tag`, data: { src: expect.stringMatching(/^http:\/\/.*ad_item=\d+/) } });
+    expect(tag.body).toMatchObject({ object: 'conv_tag', url: `${v.body.self}/conversion-tag`, data: { src: expect.stringMatching(/^http:\/\/.*type=vast_ad_item&id=\d+/) } });
     expectReferenceShape('/v2/vast-ad-items/{id}/conversion-tag', 'get', tag.body);
     expectError(await api.get('/v2/vast-ad-items/999999999/conversion-tag'), 404, 'v2');
     expectReferenceShape('/v2/vast-ad-items', 'get', (await api.get('/v2/vast-ad-items')).body);
