@@ -1,7 +1,7 @@
 /**
- * `npm start`: runs every service and the gateway as child processes on this machine, waits until
- * they are healthy, prints where to reach them, restarts a child that dies, and stops them all on
- * SIGINT/SIGTERM.
+ * `npm start`: runs every service and the gateway as child processes on this machine (and, without
+ * DATABASE_URL, one embedded PostgreSQL server for all of them), waits until they are healthy, prints
+ * where to reach them, restarts a child that dies, and stops them all on SIGINT/SIGTERM.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -12,6 +12,7 @@ import { HealthCheckResponse_ServingStatus, HealthClient, type HealthCheckRespon
 import { SERVICE_DEFAULTS, SERVICE_NAMES, dataDir, envInt } from '../services/shared/config';
 import { call, clientFor, closeClients } from '../services/shared/grpc/client';
 import { ensureInternalToken } from '../services/shared/internal-token';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres';
 
 /** The compiled tree (dist/), where every entry point lives. */
 const root = path.resolve(__dirname, '..');
@@ -23,7 +24,12 @@ interface Child {
   env: NodeJS.ProcessEnv;
   proc?: ChildProcess;
   restarts: number;
+  /** When the current process was launched, to forget old crashes once it has run healthily. */
+  launchedAt?: number;
 }
+
+/** A child that ran this long is healthy again: its next crash restarts it at once. */
+const HEALTHY_RUN_MS = 30_000;
 
 function say(msg: string): void {
   if (!quiet) process.stdout.write(`${msg}\n`);
@@ -40,6 +46,7 @@ function platformEnv(): NodeJS.ProcessEnv {
 
 const baseEnv = platformEnv();
 let stopping = false;
+let database: EmbeddedPostgres | undefined;
 const children: Child[] = [
   ...SERVICE_NAMES.map((name) => ({
     name,
@@ -57,9 +64,12 @@ const children: Child[] = [
 /** DATA_DIR/pids.json: the current pid of every child, for operators and fault-injection tests. */
 function writePids(): void {
   const pids = Object.fromEntries(children.filter((c) => c.proc?.pid).map((c) => [c.name, c.proc!.pid]));
+  const file = path.join(baseEnv.DATA_DIR!, 'pids.json');
   try {
     fs.mkdirSync(baseEnv.DATA_DIR!, { recursive: true });
-    fs.writeFileSync(path.join(baseEnv.DATA_DIR!, 'pids.json'), `${JSON.stringify({ start: process.pid, ...pids })}\n`);
+    // Written whole and renamed into place: readers never see half a file.
+    fs.writeFileSync(`${file}.tmp`, `${JSON.stringify({ start: process.pid, ...pids })}\n`);
+    fs.renameSync(`${file}.tmp`, file);
   } catch {
     /* informational only */
   }
@@ -68,14 +78,53 @@ function writePids(): void {
 function launch(child: Child): void {
   const proc = spawn(process.execPath, [path.join(root, child.script)], { env: child.env, stdio: ['ignore', 'inherit', 'inherit'] });
   child.proc = proc;
+  child.launchedAt = Date.now();
   writePids();
   proc.on('exit', (code, signal) => {
     if (stopping) return;
+    // Back off on a crash loop only: a child that had been running healthily starts over at the shortest delay.
+    if (Date.now() - child.launchedAt! >= HEALTHY_RUN_MS) child.restarts = 0;
     child.restarts++;
-    const delay = Math.min(500 * 2 ** Math.min(child.restarts, 5), 10_000);
+    const delay = Math.min(250 * 2 ** Math.min(child.restarts - 1, 6), 10_000);
     say(`${child.name} exited (${signal ?? code}); restarting in ${delay} ms`);
     setTimeout(() => !stopping && launch(child), delay);
   });
+}
+
+/**
+ * What an earlier start on this DATA_DIR left: refuses to run beside a launcher that is still alive, and
+ * stops the children of one that was killed (they would hold the ports and answer health checks).
+ */
+function clearLeftovers(): void {
+  let previous: Record<string, number>;
+  try {
+    previous = JSON.parse(fs.readFileSync(path.join(baseEnv.DATA_DIR!, 'pids.json'), 'utf8'));
+  } catch {
+    return;
+  }
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (previous.start && previous.start !== process.pid && alive(previous.start)) {
+    throw new Error(`another npm start (pid ${previous.start}) is running on ${baseEnv.DATA_DIR}: stop it first, or use another DATA_DIR`);
+  }
+  for (const [name, pid] of Object.entries(previous)) {
+    if (name === 'start' || !alive(pid)) continue;
+    let cmdline = '';
+    try {
+      cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (!cmdline.includes(root)) continue;
+    say(`${name} (pid ${pid}) was left running by an earlier start; stopping it`);
+    process.kill(pid, 'SIGKILL');
+  }
 }
 
 async function serviceHealthy(name: (typeof SERVICE_NAMES)[number]): Promise<boolean> {
@@ -113,10 +162,11 @@ async function stop(signal: string): Promise<void> {
   stopping = true;
   say(`\n${signal}: stopping the platform...`);
   const gateway = children.find((c) => c.name === 'gateway')!;
-  // Gateway first, so no request reaches a service that is already gone.
+  // Gateway first, so no request reaches a service that is already gone; the database last.
   await terminate([gateway]);
   await terminate(children.filter((c) => c !== gateway));
   closeClients();
+  await database?.stop();
   say('stopped.');
   process.exit(0);
 }
@@ -143,6 +193,13 @@ async function main(): Promise<void> {
   process.env = baseEnv;
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  clearLeftovers();
+  if (!process.env.DATABASE_URL) {
+    const started = Date.now();
+    database = await startEmbeddedPostgres({ dataDir: baseEnv.DATA_DIR!, port: envInt('EMBEDDED_POSTGRES_PORT', 54329), say });
+    say(`embedded PostgreSQL ready on 127.0.0.1:${database.port} (${Date.now() - started} ms)`);
+    for (const c of children) c.env.DATABASE_URL = database.url;
+  }
   for (const c of children.filter((c) => c.name !== 'gateway')) launch(c);
   await Promise.all(SERVICE_NAMES.map((n) => waitFor(n, () => serviceHealthy(n))));
   launch(children.find((c) => c.name === 'gateway')!);
@@ -158,7 +215,7 @@ async function main(): Promise<void> {
       `  Health:        http://localhost:${httpPort}/healthz`,
       `  Metrics:       http://localhost:${envInt('METRICS_PORT', 9464)}/metrics`,
       `  Services:      ${SERVICE_NAMES.map((n) => `${n} ${baseEnv[`${n.toUpperCase()}_ADDR`]}`).join(', ')}`,
-      `  Data:          ${baseEnv.DATA_DIR}${process.env.DATABASE_URL ? ' (Postgres from DATABASE_URL)' : ' (embedded Postgres)'}`,
+      `  Data:          ${baseEnv.DATA_DIR}${database ? ` (embedded PostgreSQL on 127.0.0.1:${database.port}, data in ${database.dir})` : ' (Postgres from DATABASE_URL)'}`,
       '',
       'Create an account and its keys:  npm run admin -- create-account --name "My Company"',
       'Press Ctrl-C to stop.',

@@ -117,7 +117,7 @@ async function main(): Promise<void> {
   } finally {
     agent.destroy();
     closeClients();
-    await stopPlatform(info.pid);
+    await stopPlatform(info.pid, 30_000, info.dataDir);
     await dropSchemas(info.schemaPrefix).catch(() => undefined);
     fs.rmSync(info.dataDir, { recursive: true, force: true });
   }

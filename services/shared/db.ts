@@ -1,10 +1,7 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
-import ClientPgLite from 'knex-pglite';
 import type { ServiceName } from './catalog/types';
-import { dataDir, envInt, envStr } from './config';
+import { envInt, envStr } from './config';
 import { registerPool } from './metrics';
 import { log } from './log';
 
@@ -34,53 +31,45 @@ export function schemaFor(service: ServiceName): string {
 }
 
 /**
- * Opens the service's database and brings its schema up to date. With DATABASE_URL the service uses
- * its own schema on that server; without it an embedded Postgres (PGlite) under DATA_DIR/<service>.
+ * Opens the service's database and brings its schema up to date: its own schema on the Postgres server
+ * of DATABASE_URL. `npm start` sets DATABASE_URL to the embedded server it runs when none is given.
  */
 export async function openDatabase(service: ServiceName, migrations: Migration[]): Promise<Database> {
   const url = envStr('DATABASE_URL');
-  let knex: Knex;
-  let schema: string;
-  if (url) {
-    schema = schemaFor(service);
-    const admin = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
-    try {
-      await admin.raw('create schema if not exists ??', [schema]);
-    } finally {
-      await admin.destroy();
-    }
-    knex = knexFactory({
-      client: 'pg',
-      connection: url,
-      searchPath: [schema],
-      pool: {
-        min: 0,
-        max: envInt('DB_POOL_MAX', 10),
-        // A connection broken by a Postgres restart is dropped at checkout rather than handed out.
-        afterCreate: (conn: pg.Client, done: (err: Error | null, conn: pg.Client) => void) => {
-          conn.on('error', (err) => log.warn('database connection error', { error: err.message }));
-          done(null, conn);
-        },
-      },
-      acquireConnectionTimeout: envInt('DB_ACQUIRE_TIMEOUT_MS', 5000),
-    });
-  } else {
-    schema = 'public';
-    const dir = path.join(dataDir(), service);
-    fs.mkdirSync(dir, { recursive: true });
-    knex = knexFactory({ client: ClientPgLite as unknown as typeof knexFactory.Client, dialect: 'postgres', connection: { filename: dir } as never });
+  if (!url) throw new Error('DATABASE_URL is not set: start the platform with `npm start` (it runs an embedded PostgreSQL) or point DATABASE_URL at a Postgres server');
+  const schema = schemaFor(service);
+  const admin = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
+  try {
+    await admin.raw('create schema if not exists ??', [schema]);
+  } finally {
+    await admin.destroy();
   }
+  const knex = knexFactory({
+    client: 'pg',
+    connection: url,
+    searchPath: [schema],
+    pool: {
+      min: 0,
+      max: envInt('DB_POOL_MAX', 10),
+      // A connection broken by a Postgres restart is dropped at checkout rather than handed out.
+      afterCreate: (conn: pg.Client, done: (err: Error | null, conn: pg.Client) => void) => {
+        conn.on('error', (err) => log.warn('database connection error', { error: err.message }));
+        done(null, conn);
+      },
+    },
+    acquireConnectionTimeout: envInt('DB_ACQUIRE_TIMEOUT_MS', 5000),
+  });
   const source: Knex.MigrationSource<Migration> = {
     getMigrations: async () => migrations,
     getMigrationName: (m) => m.name,
     // Forward-only in production; a migration without `down` cannot be rolled back.
     getMigration: async (m) => ({ up: m.up, down: m.down ?? (async () => { throw new Error(`${m.name} cannot be rolled back`); }) }),
   };
-  await knex.migrate.latest({ migrationSource: source, schemaName: schema === 'public' ? undefined : schema });
+  await knex.migrate.latest({ migrationSource: source, schemaName: schema });
   const client = knex.client as { pool?: { numUsed(): number; numFree(): number } };
   registerPool({ service, read: () => (client.pool ? { used: client.pool.numUsed(), free: client.pool.numFree() } : undefined) });
-  log.info('database ready', { embedded: !url, schema });
-  return { knex, schema, embedded: !url, close: () => knex.destroy() };
+  log.info('database ready', { schema });
+  return { knex, schema, embedded: false, close: () => knex.destroy() };
 }
 
 /** `YYYY-MM-DD HH:MM:SS` in UTC, the API's timestamp form. */

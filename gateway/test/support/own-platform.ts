@@ -49,7 +49,7 @@ export async function startOwnPlatform(env: Record<string, string> = {}): Promis
     pids: () => JSON.parse(fs.readFileSync(path.join(info.dataDir, 'pids.json'), 'utf8')),
     async stop() {
       accounts.close();
-      await stopPlatform(info.pid);
+      await stopPlatform(info.pid, 30_000, info.dataDir);
       await dropSchemas(info.schemaPrefix).catch(() => undefined);
       fs.rmSync(info.dataDir, { recursive: true, force: true });
     },

@@ -1,7 +1,7 @@
 /**
  * Starts the whole platform the way an operator does (`node dist/scripts/start.js`: every service and
- * the gateway as child processes) on free loopback ports, with its own data directory, or with its own
- * schemas when DATABASE_URL points at a real Postgres.
+ * the gateway as child processes) on free loopback ports, with its own data directory and embedded
+ * PostgreSQL server, or with its own schemas when DATABASE_URL points at a Postgres server.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -64,6 +64,7 @@ export async function platformEnv(extra: Record<string, string> = {}): Promise<{
     env[`${s}_ADDR`] = `127.0.0.1:${env[`${s}_GRPC_PORT`]}`;
   }
   if (process.env.DATABASE_URL) env.DB_SCHEMA_PREFIX = schemaPrefix;
+  else env.EMBEDDED_POSTGRES_PORT = String(await freePort());
   return { env, dataDir, schemaPrefix };
 }
 
@@ -90,7 +91,7 @@ export async function startPlatform(extra: Record<string, string> = {}): Promise
   while ((await gatewayHealthy(Number(env.GATEWAY_HTTP_PORT))) !== 200) {
     if (proc.exitCode !== null) throw new Error(`platform exited early; see ${logFile}:\n${fs.readFileSync(logFile, 'utf8').slice(-3000)}`);
     if (Date.now() > until) {
-      await stopPlatform(proc.pid!);
+      await stopPlatform(proc.pid!, 30_000, dataDir);
       throw new Error(`platform not healthy in time; see ${logFile}`);
     }
     await new Promise((r) => setTimeout(r, 300));
@@ -98,9 +99,21 @@ export async function startPlatform(extra: Record<string, string> = {}): Promise
   return { info: { pid: proc.pid!, dataDir, schemaPrefix, env, logFile }, proc };
 }
 
-export async function stopPlatform(pid: number, timeoutMs = 30_000): Promise<void> {
+/** Stops a launcher (SIGTERM, then SIGKILL after `timeoutMs`) and makes sure its embedded Postgres is gone too. */
+export async function stopPlatform(pid: number, timeoutMs = 30_000, dataDir?: string): Promise<void> {
+  await stopProcess(pid, timeoutMs);
+  if (!dataDir) return;
   try {
-    process.kill(pid, 'SIGTERM');
+    const postmaster = Number(fs.readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    if (postmaster > 0) await stopProcess(postmaster, 10_000, 'SIGINT');
+  } catch {
+    /* no embedded server, or it stopped and removed its pid file */
+  }
+}
+
+async function stopProcess(pid: number, timeoutMs: number, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  try {
+    process.kill(pid, signal);
   } catch {
     return;
   }
@@ -111,7 +124,7 @@ export async function stopPlatform(pid: number, timeoutMs = 30_000): Promise<voi
     } catch {
       return;
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 100));
   }
   try {
     process.kill(pid, 'SIGKILL');

@@ -24,7 +24,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  if (proc?.pid) await stopPlatform(proc.pid);
+  if (proc?.pid) await stopPlatform(proc.pid, 30_000, info?.dataDir);
   if (info) await dropSchemas(info.schemaPrefix);
 });
 
