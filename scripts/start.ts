@@ -29,7 +29,7 @@ interface Child {
 }
 
 /** A child that ran this long is healthy again: its next crash restarts it at once. */
-const HEALTHY_RUN_MS = 30_000;
+const HEALTHY_RUN_MS = envInt('RESTART_BACKOFF_RESET_MS', 30_000);
 
 function say(msg: string): void {
   if (!quiet) process.stdout.write(`${msg}\n`);
@@ -157,7 +157,7 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 
   throw new Error(`${what} did not become healthy within ${timeoutMs / 1000} s`);
 }
 
-async function stop(signal: string): Promise<void> {
+async function stop(signal: string, exitCode = 0): Promise<void> {
   if (stopping) return;
   stopping = true;
   say(`\n${signal}: stopping the platform...`);
@@ -168,7 +168,7 @@ async function stop(signal: string): Promise<void> {
   closeClients();
   await database?.stop();
   say('stopped.');
-  process.exit(0);
+  process.exit(exitCode);
 }
 
 function terminate(list: Child[]): Promise<unknown> {
@@ -201,7 +201,16 @@ async function main(): Promise<void> {
     for (const c of children) c.env.DATABASE_URL = database.url;
   }
   for (const c of children.filter((c) => c.name !== 'gateway')) launch(c);
-  await Promise.all(SERVICE_NAMES.map((n) => waitFor(n, () => serviceHealthy(n))));
+  await Promise.all(
+    SERVICE_NAMES.map((n) =>
+      waitFor(n, async () => {
+        const child = children.find((c) => c.name === n)!;
+        // A service that cannot start (its port taken, its database unreachable) would only loop.
+        if (child.restarts >= 3) throw new Error(`${n} exited ${child.restarts} times while starting (see its log above); if its port ${child.env.GRPC_PORT} is taken, set GRPC_BASE_PORT`);
+        return serviceHealthy(n);
+      }),
+    ),
+  );
   launch(children.find((c) => c.name === 'gateway')!);
   const httpPort = envInt('GATEWAY_HTTP_PORT', 8080);
   await waitFor('gateway', () => gatewayHealthy(httpPort));
@@ -226,5 +235,5 @@ async function main(): Promise<void> {
 
 main().catch((err) => {
   process.stderr.write(`start failed: ${(err as Error).message}\n`);
-  void stop('error').then(() => process.exit(1));
+  void stop('error', 1);
 });

@@ -1,13 +1,16 @@
 import path from 'node:path';
 import type { ServiceName } from './catalog/types';
 
-/** Default gRPC and metrics ports per service when run by `npm start` on one machine. */
-export const SERVICE_DEFAULTS: Record<ServiceName, { grpcPort: number; metricsPort: number }> = {
-  accounts: { grpcPort: 50051, metricsPort: 9465 },
-  inventory: { grpcPort: 50052, metricsPort: 9466 },
-  selfserve: { grpcPort: 50053, metricsPort: 9467 },
-  reporting: { grpcPort: 50054, metricsPort: 9468 },
-};
+const SERVICE_ORDER: ServiceName[] = ['accounts', 'inventory', 'selfserve', 'reporting'];
+
+/**
+ * Default gRPC and metrics ports per service when run by `npm start` on one machine: consecutive ports
+ * from GRPC_BASE_PORT (50051) and SERVICE_METRICS_BASE_PORT (9465), so a second platform on the same
+ * host moves them all with two variables; `<NAME>_GRPC_PORT` / `<NAME>_METRICS_PORT` still override one.
+ */
+export const SERVICE_DEFAULTS = Object.fromEntries(
+  SERVICE_ORDER.map((name, i) => [name, { grpcPort: envInt('GRPC_BASE_PORT', 50051) + i, metricsPort: envInt('SERVICE_METRICS_BASE_PORT', 9465) + i }]),
+) as Record<ServiceName, { grpcPort: number; metricsPort: number }>;
 
 export const SERVICE_NAMES = Object.keys(SERVICE_DEFAULTS) as ServiceName[];
 

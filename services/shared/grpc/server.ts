@@ -91,7 +91,12 @@ export async function startGrpcServer(name: string, port: number, bindings: Serv
   const watchers = new Set<grpc.ServerWritableStream<unknown, unknown>>();
   const statusNow = () => ({ status: serving ? HealthCheckResponse_ServingStatus.SERVING : HealthCheckResponse_ServingStatus.NOT_SERVING });
   const health: HealthServer = {
-    check: (_call, cb) => cb(null, statusNow()),
+    // A probe that carries a platform token must be answered by a process of that platform: a wrong token
+    // means another platform's service holds the port (probes without one, like Kubernetes', are answered).
+    check: (call, cb) =>
+      call.metadata.get('x-internal-token').length && !hasInternalToken(call.metadata)
+        ? cb({ code: grpc.status.UNAUTHENTICATED, details: 'This health check reached a process of another platform.' }, null)
+        : cb(null, statusNow()),
     watch: (call) => {
       call.write(statusNow());
       watchers.add(call as never);
