@@ -40,9 +40,9 @@ function launch(env: Record<string, string>, logFile: string) {
 (embedded ? test : test.skip)('a start after a kill -9 stops what the killed one left and comes up; SIGTERM then stops everything, PostgreSQL included', async () => {
   const { info } = await startPlatform();
   let relaunched: ReturnType<typeof launch> | undefined;
+  const oldChildren = JSON.parse(fs.readFileSync(path.join(info.dataDir, 'pids.json'), 'utf8')) as Record<string, number>;
   try {
     const oldPostmaster = postmasterPid(info);
-    const oldChildren = JSON.parse(fs.readFileSync(path.join(info.dataDir, 'pids.json'), 'utf8')) as Record<string, number>;
     process.kill(info.pid, 'SIGKILL');
     await waitUntil('the launcher to die', () => !alive(info.pid));
     expect(alive(oldPostmaster)).toBe(true);
@@ -70,6 +70,8 @@ function launch(env: Record<string, string>, logFile: string) {
     }
   } finally {
     if (relaunched?.pid) await stopPlatform(relaunched.pid, 30_000, info.dataDir);
+    // On a failure midway the killed launcher's children may still run: never leave them behind.
+    for (const pid of Object.values(oldChildren)) if (alive(pid)) process.kill(pid, 'SIGKILL');
     await stopPlatform(info.pid, 30_000, info.dataDir);
     fs.rmSync(info.dataDir, { recursive: true, force: true });
   }

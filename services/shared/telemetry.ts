@@ -1,36 +1,48 @@
 /**
  * OpenTelemetry bootstrap. Imported first by every entry point so the instrumentations patch
  * http, express, grpc and pg before they load; spans then follow a request from the gateway through
- * gRPC into the database. Spans are exported over OTLP only when OTEL_EXPORTER_OTLP_ENDPOINT is set;
- * otherwise they still exist locally so logs carry trace ids.
+ * gRPC into the database. Spans are exported over OTLP only when OTEL_EXPORTER_OTLP_ENDPOINT is set
+ * (through the full NodeSDK, which reads the standard OTEL_* variables). Without an endpoint only a
+ * tracer provider is registered: spans still exist, so logs carry trace ids and the trace context
+ * crosses process boundaries, but the SDK's exporters (about 15 MB per process) are never loaded.
  */
-import { NodeSDK } from '@opentelemetry/sdk-node';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
-import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
-import { GrpcInstrumentation } from '@opentelemetry/instrumentation-grpc';
-import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
-import { resourceFromAttributes } from '@opentelemetry/resources';
+import type { Instrumentation } from '@opentelemetry/instrumentation';
 
-let sdk: NodeSDK | undefined;
+let shutdown: (() => Promise<void>) | undefined;
+
+function instrumentations(): Instrumentation[] {
+  const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
+  const { ExpressInstrumentation } = require('@opentelemetry/instrumentation-express') as typeof import('@opentelemetry/instrumentation-express');
+  const { GrpcInstrumentation } = require('@opentelemetry/instrumentation-grpc') as typeof import('@opentelemetry/instrumentation-grpc');
+  const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
+  return [
+    new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => req.url === '/metrics' || req.url === '/healthz' }),
+    new ExpressInstrumentation(),
+    new GrpcInstrumentation({ ignoreGrpcMethods: ['Check', 'Watch'] }),
+    new PgInstrumentation(),
+  ];
+}
 
 export function startTelemetry(serviceName: string): void {
-  if (sdk || process.env.OTEL_SDK_DISABLED === 'true') return;
-  const endpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
-  sdk = new NodeSDK({
-    resource: resourceFromAttributes({ 'service.name': `adserver-${serviceName}` }),
-    traceExporter: endpoint ? new OTLPTraceExporter() : undefined,
-    spanProcessors: endpoint ? undefined : [],
-    instrumentations: [
-      new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => req.url === '/metrics' || req.url === '/healthz' }),
-      new ExpressInstrumentation(),
-      new GrpcInstrumentation({ ignoreGrpcMethods: ['Check', 'Watch'] }),
-      new PgInstrumentation(),
-    ],
-  });
-  sdk.start();
+  if (shutdown || process.env.OTEL_SDK_DISABLED === 'true') return;
+  const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
+  const resource = resourceFromAttributes({ 'service.name': `adserver-${serviceName}` });
+  if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT) {
+    const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
+    const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
+    const sdk = new NodeSDK({ resource, traceExporter: new OTLPTraceExporter(), instrumentations: instrumentations() });
+    sdk.start();
+    shutdown = () => sdk.shutdown();
+    return;
+  }
+  const { NodeTracerProvider } = require('@opentelemetry/sdk-trace-node') as typeof import('@opentelemetry/sdk-trace-node');
+  const { registerInstrumentations } = require('@opentelemetry/instrumentation') as typeof import('@opentelemetry/instrumentation');
+  const provider = new NodeTracerProvider({ resource });
+  provider.register();
+  registerInstrumentations({ tracerProvider: provider, instrumentations: instrumentations() });
+  shutdown = () => provider.shutdown();
 }
 
 export async function stopTelemetry(): Promise<void> {
-  await sdk?.shutdown().catch(() => undefined);
+  await shutdown?.().catch(() => undefined);
 }
