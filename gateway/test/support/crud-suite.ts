@@ -96,7 +96,7 @@ export function describeCrud(title: string, c: CrudCase): void {
       });
 
       test('list honours fields and keeps object, self and id', async () => {
-        const field = Object.keys(c.update)[0];
+        const field = Object.keys(c.update)[0] ?? c.required[0];
         const res = await acct.test.get(`${path}?fields=${field}&limit=1`);
         expect(res.status).toBe(200);
         expect(Object.keys(res.body.data[0]).sort()).toEqual(['id', 'object', 'self', field].sort());
@@ -111,7 +111,7 @@ export function describeCrud(title: string, c: CrudCase): void {
       });
     }
 
-    test('update changes only the supplied fields', async () => {
+    (ops.has('update') ? test : test.skip)('update changes only the supplied fields', async () => {
       const before = created[1];
       const res = await acct.test.put(`${path}/${before.id}`, c.update);
       expect(res.status).toBe(200);
@@ -143,8 +143,7 @@ export function describeCrud(title: string, c: CrudCase): void {
         const res = await acct.test.post(path, { ...(await makeBody(acct.test, 8)), ...body });
         const err = expectError(res, 400, c.version);
         paramFor(err, field);
-        const upd = await acct.test.put(`${path}/${created[0].id}`, body);
-        expectError(upd, 400, c.version);
+        if (ops.has('update')) expectError(await acct.test.put(`${path}/${created[0].id}`, body), 400, c.version);
       }
       const unknown = await acct.test.post(path, { ...(await makeBody(acct.test, 7)), no_such_field: 1 });
       expect(paramFor(expectError(unknown, 400, c.version), 'no_such_field').type).toBe('unknown_field');
@@ -162,7 +161,7 @@ export function describeCrud(title: string, c: CrudCase): void {
     test('missing ids answer 404', async () => {
       expectError(await acct.test.get(`${path}/999999999`), 404, c.version);
       expectError(await acct.test.get(`${path}/abc`), 404, c.version);
-      expectError(await acct.test.put(`${path}/999999999`, c.update), 404, c.version);
+      if (ops.has('update')) expectError(await acct.test.put(`${path}/999999999`, c.update), 404, c.version);
       if (ops.has('delete')) expectError(await acct.test.del(`${path}/999999999`), 404, c.version);
     });
 
@@ -170,7 +169,7 @@ export function describeCrud(title: string, c: CrudCase): void {
       const id = created[0].id;
       for (const client of [acct.live, other.test, other.live]) {
         expectError(await client.get(`${path}/${id}`), 404, c.version);
-        expectError(await client.put(`${path}/${id}`, c.update), 404, c.version);
+        if (ops.has('update')) expectError(await client.put(`${path}/${id}`, c.update), 404, c.version);
         if (ops.has('delete')) expectError(await client.del(`${path}/${id}`), 404, c.version);
         if (!ops.has('list')) continue;
         const list = await client.get(`${path}?id=${id}`);

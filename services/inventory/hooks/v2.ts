@@ -136,9 +136,13 @@ const schedule: KindHooks = {
 };
 
 const placement: KindHooks = {
-  prepare(values) {
-    if (values.channel !== undefined && values.channel !== null) {
-      throw fail.invalid([{ field: 'channel', type: 'invalid_value', message: "'channel' must be null: placements go into a zone (give 'zone'); channels are not offered." }]);
+  prepare(values, ctx) {
+    const zone = values.zone !== undefined ? values.zone : (ctx.existing?.zone ?? null);
+    const channel = values.channel !== undefined ? values.channel : (ctx.existing?.channel ?? null);
+    if ((zone === null) === (channel === null)) {
+      throw fail.invalid([
+        { field: zone === null ? 'zone' : 'channel', type: zone === null ? 'missing_field' : 'invalid_value', message: "A placement goes into a zone or onto a channel: give exactly one of 'zone' and 'channel'." },
+      ]);
     }
   },
 };

@@ -3,12 +3,13 @@ import * as inventory from './kinds/inventory';
 import * as inventoryV2 from './kinds/inventory-v2';
 import * as selfserve from './kinds/selfserve';
 import * as reporting from './kinds/reporting';
+import * as targeting from './kinds/targeting';
 import type { ApiVersion, FieldSpec, KindGroup, ResourceKind, ServiceName } from './types';
 
 export * from './types';
 
 /** Each module describes the kinds (and "all types" groups) of one area. */
-const MODULES: { kinds: readonly ResourceKind[]; groups?: readonly KindGroup[] }[] = [accounts, inventory, inventoryV2, selfserve, reporting];
+const MODULES: { kinds: readonly ResourceKind[]; groups?: readonly KindGroup[] }[] = [accounts, inventory, inventoryV2, targeting, selfserve, reporting];
 
 /** Every resource kind of the platform. Adding a resource means adding its description to a module. */
 export const KINDS: readonly ResourceKind[] = MODULES.flatMap((m) => m.kinds);

@@ -40,6 +40,10 @@ export interface FieldSpec {
   /** An empty string counts as "not given" (passwords: random when blank). */
   blankAsMissing?: boolean;
   format?: 'email' | 'url' | 'date' | 'size';
+  /** A regular expression (JavaScript syntax, anchored by the author) a string must match. */
+  pattern?: string;
+  /** What a matching value is, for the error message ("an ISO 3166-1 alpha-2 code"). */
+  patternHint?: string;
   /** For 'ref': the referenced kind. */
   ref?: string;
   /** For 'typed_ref': the kinds it may reference. */

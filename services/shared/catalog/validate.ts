@@ -81,6 +81,7 @@ export function checkValue(spec: FieldSpec, value: unknown, depth: number): stri
       const max = spec.maxLength ?? DEFAULT_MAX_STRING;
       if (value.length > max) return `must be at most ${max} characters long`;
       if (spec.enum && !spec.enum.includes(value)) return `must be one of: ${spec.enum.join(', ')}`;
+      if (spec.pattern && !patternOf(spec.pattern).test(value)) return `must be ${spec.patternHint ?? `a string matching ${spec.pattern}`}`;
       if (spec.format) return checkFormat(spec.format, value);
       return undefined;
     }
@@ -129,6 +130,7 @@ export function checkValue(spec: FieldSpec, value: unknown, depth: number): stri
       }
       if (Array.isArray(value)) {
         if (spec.maxLength !== undefined && value.length > spec.maxLength) return `must have at most ${spec.maxLength} elements`;
+        if (spec.minLength !== undefined && value.length < spec.minLength) return `must have at least ${spec.minLength} element${spec.minLength === 1 ? '' : 's'}`;
         if (spec.items) {
           for (let i = 0; i < value.length; i++) {
             const p = checkValue(spec.items, value[i], depth + 1);
@@ -154,6 +156,13 @@ export function checkValue(spec: FieldSpec, value: unknown, depth: number): stri
       return undefined;
     }
   }
+}
+
+const patterns = new Map<string, RegExp>();
+function patternOf(source: string): RegExp {
+  let re = patterns.get(source);
+  if (!re) patterns.set(source, (re = new RegExp(source, 'u')));
+  return re;
 }
 
 function checkFormat(format: NonNullable<FieldSpec['format']>, value: string): string | undefined {

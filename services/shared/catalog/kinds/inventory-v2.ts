@@ -237,9 +237,9 @@ export const placement: ResourceKind = {
     active: { type: 'boolean', default: true },
     // A placement goes with whatever it places or where: deleting either deletes it.
     advertisement: { type: 'typed_ref', refKinds: PLACEMENT_ADVERTISEMENT_KINDS, required: true, onRefDelete: 'delete' },
-    zone: { type: 'typed_ref', refKinds: ['standard_zone', 'email_zone'], required: true, onRefDelete: 'delete' },
-    // Channels are not offered by this platform; the reference requires the field, so only null is accepted (hooks/v2.ts).
-    channel: { type: 'integer', nullable: true, min: 1, default: null },
+    // Exactly one of zone and channel (a channel serves in every zone assigned to it): hooks/v2.ts.
+    zone: { type: 'typed_ref', refKinds: ['standard_zone', 'email_zone'], nullable: true, default: null, onRefDelete: 'delete' },
+    channel: { type: 'ref', ref: 'channel', nullable: true, default: null, onRefDelete: 'delete' },
     schedule: { type: 'ref', ref: 'schedule', required: true, onRefDelete: 'delete' },
     cost: {
       type: 'object',
@@ -258,10 +258,13 @@ export const placement: ResourceKind = {
     payout_percent: { type: 'number', nullable: true, min: 0, max: 100, default: null },
     day_cap_limit: optionalInt,
     day_cap_type: { type: 'string', nullable: true, enum: ['views', 'clicks'], default: null },
-    geo_target: optionalInt,
-    platform_target: optionalInt,
-    list_target: optionalInt,
-    data_key_target_id: optionalInt,
+    // Targets (kinds/targeting.ts); deleting a target lifts it from the placements that named it.
+    geo_target: { type: 'ref', ref: 'geo_target', nullable: true, default: null, onRefDelete: 'nullify' },
+    platform_target: { type: 'ref', ref: 'platform_target', nullable: true, default: null, onRefDelete: 'nullify' },
+    list_target: { type: 'ref', ref: 'list_target', nullable: true, default: null, onRefDelete: 'nullify' },
+    data_key_target_id: { type: 'ref', ref: 'data_key_target', nullable: true, default: null, onRefDelete: 'nullify' },
+    // An extension: the reference has postal-code targets but names no placement field for them.
+    postal_code_target: { type: 'ref', ref: 'postal_code_target', nullable: true, default: null, onRefDelete: 'nullify' },
     custom_segment_definition: optionalInt,
     keywords: { type: 'string', nullable: true, maxLength: 4096, default: null },
     keywords_match_method: { type: 'string', enum: ['required', 'preferred', 'filtered'], default: 'preferred' },
