@@ -213,7 +213,11 @@ async function main(): Promise<void> {
   );
   launch(children.find((c) => c.name === 'gateway')!);
   const httpPort = envInt('GATEWAY_HTTP_PORT', 8080);
-  await waitFor('gateway', () => gatewayHealthy(httpPort));
+  const gateway = children.find((c) => c.name === 'gateway')!;
+  await waitFor('gateway', async () => {
+    if (gateway.restarts >= 3) throw new Error(`gateway exited ${gateway.restarts} times while starting (see its log above); are its ports ${httpPort} and ${envInt('GATEWAY_HTTPS_PORT', 8443)} taken?`);
+    return gatewayHealthy(httpPort);
+  });
   const httpsPort = envInt('GATEWAY_HTTPS_PORT', 8443);
   say(
     [

@@ -23,12 +23,7 @@ export interface OwnPlatform {
 
 export async function startOwnPlatform(env: Record<string, string> = {}): Promise<OwnPlatform> {
   const tls = process.env.TEST_CA_FILE!;
-  const start = () => startPlatform({ TLS_CERT_FILE: tls, TLS_KEY_FILE: tls.replace(/\.crt$/, '.key'), ...env });
-  // A second try on fresh ports: a port picked as free can be taken by another process before use.
-  const { info } = await start().catch((err) => {
-    process.stderr.write(`own platform did not start (${String(err).slice(0, 300)}); trying again\n`);
-    return start();
-  });
+  const { info } = await startPlatform({ TLS_CERT_FILE: tls, TLS_KEY_FILE: tls.replace(/\.crt$/, '.key'), ...env });
   const port = Number(info.env.GATEWAY_HTTPS_PORT);
   const accounts = new AccountsClient(info.env.ACCOUNTS_ADDR, credentials.createInsecure(), channelOptions);
   let seq = 0;

@@ -80,6 +80,18 @@ export function gatewayHealthy(port: number): Promise<number> {
 }
 
 export async function startPlatform(extra: Record<string, string> = {}): Promise<{ info: PlatformInfo; proc: ChildProcess }> {
+  // A port picked as free can be taken (by another platform, or an outgoing connection's ephemeral port)
+  // before the platform binds it: then the launcher gives up quickly and this tries again on fresh ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startPlatformOnce(extra);
+    } catch (err) {
+      if (attempt >= 3 || !/EADDRINUSE/.test(String((err as Error).message))) throw err;
+    }
+  }
+}
+
+async function startPlatformOnce(extra: Record<string, string>): Promise<{ info: PlatformInfo; proc: ChildProcess }> {
   const { env, dataDir, schemaPrefix } = await platformEnv(extra);
   const logFile = path.join(dataDir, 'platform.log');
   const out = fs.openSync(logFile, 'a');
@@ -89,7 +101,11 @@ export async function startPlatform(extra: Record<string, string> = {}): Promise
   });
   const until = Date.now() + 180_000;
   while ((await gatewayHealthy(Number(env.GATEWAY_HTTP_PORT))) !== 200) {
-    if (proc.exitCode !== null) throw new Error(`platform exited early; see ${logFile}:\n${fs.readFileSync(logFile, 'utf8').slice(-3000)}`);
+    if (proc.exitCode !== null) {
+      const log = fs.readFileSync(logFile, 'utf8');
+      await stopPlatform(proc.pid!, 5_000, dataDir);
+      throw new Error(`platform exited early; see ${logFile}:\n${log.slice(-3000)}${log.includes('EADDRINUSE') ? '\n(EADDRINUSE)' : ''}`);
+    }
     if (Date.now() > until) {
       await stopPlatform(proc.pid!, 30_000, dataDir);
       throw new Error(`platform not healthy in time; see ${logFile}`);
