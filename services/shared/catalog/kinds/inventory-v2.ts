@@ -215,6 +215,8 @@ export const schedule: ResourceKind = {
     delivery_method: { type: 'string', enum: ['default', 'smooth'], default: 'default' },
     per_user_view_limit: optionalInt,
     per_user_view_period: optionalInt,
+    // An extension: the reference counts the period in days; hours allow caps such as 2 per hour.
+    per_user_view_period_unit: { type: 'string', enum: ['days', 'hours'], default: 'days' },
     quota_lifetime: optionalInt,
     quota_type: { type: 'string', nullable: true, enum: ['views', 'clicks'], default: null },
     under_delivery_behaviour: { type: 'string', nullable: true, enum: ['endOnQuota', 'endOnDate'] },
@@ -270,6 +272,7 @@ export const placement: ResourceKind = {
     keywords_match_method: { type: 'string', enum: ['required', 'preferred', 'filtered'], default: 'preferred' },
     per_user_view_limit: optionalInt,
     per_user_view_period: optionalInt,
+    per_user_view_period_unit: { type: 'string', enum: ['days', 'hours'], default: 'days' },
     priority: { type: 'string', enum: ['sponsorship', 'standard', 'network', 'bulk', 'house'], default: 'standard' },
     serve_method: { type: 'string', enum: ['weight', 'auction'], default: 'weight' },
     weight: { type: 'integer', min: 1, max: 1000000, default: 1 },
