@@ -1,0 +1,81 @@
+import type { Migration } from '../shared/db';
+import { RESOURCE_MIGRATIONS } from '../shared/resource-store';
+
+/**
+ * Reporting's typed tables.
+ *
+ * - `serving_events`: every event once (primary key = the event id, so a redelivered event is a no-op),
+ *   live mode only (test traffic never produces events). Indexed for the raw reports (click and
+ *   conversion details, event logs) and for rebuilds and the retention sweep by time.
+ * - `event_rollups`: per 15-minute bucket (UTC-aligned; every IANA offset is a multiple of 15 minutes, so
+ *   any zone's day, week and month boundaries fall on a bucket edge) and per (account, publisher, zone,
+ *   advertiser, campaign, ad item, placement, assignment, currency): counts and money. `amount` is what
+ *   the events cost the advertiser under the placement's pricing (cpm per impression, cpc per click, cpa
+ *   per conversion), as numeric; ids are 0 where an event carries none, so the key never holds nulls.
+ * - `reporting_leases`: one row per singleton job (retention sweep), claimed with an expiry.
+ */
+export const migrations: Migration[] = [
+  ...RESOURCE_MIGRATIONS,
+  {
+    name: '0002_reporting_events',
+    async up(db) {
+      await db.raw(`
+        create table serving_events (
+          id text primary key,
+          kind smallint not null,
+          occurred_at timestamptz not null,
+          account_id bigint not null,
+          publisher_id bigint not null default 0,
+          zone_id bigint not null default 0,
+          advertiser_id bigint not null default 0,
+          campaign_id bigint not null default 0,
+          ad_item_id bigint not null default 0,
+          placement_id bigint not null default 0,
+          assignment_id bigint not null default 0,
+          channel_id bigint not null default 0,
+          decision text not null default '',
+          visitor text not null default '',
+          ip text not null default '',
+          user_agent text not null default '',
+          referrer text not null default '',
+          country text not null default '',
+          region text not null default '',
+          city text not null default '',
+          pricing_model text not null default '',
+          price numeric(20, 6),
+          currency text not null default '',
+          amount numeric(20, 9) not null default 0,
+          conversion_value numeric(20, 6),
+          conversion_reference text not null default '',
+          received_at timestamptz not null default now()
+        )`);
+      await db.raw('create index serving_events_account_kind_time on serving_events (account_id, kind, occurred_at)');
+      await db.raw('create index serving_events_time on serving_events (occurred_at)');
+      await db.raw(`
+        create table event_rollups (
+          bucket timestamptz not null,
+          account_id bigint not null,
+          publisher_id bigint not null,
+          zone_id bigint not null,
+          advertiser_id bigint not null,
+          campaign_id bigint not null,
+          ad_item_id bigint not null,
+          placement_id bigint not null,
+          assignment_id bigint not null,
+          currency text not null,
+          responses bigint not null default 0,
+          impressions bigint not null default 0,
+          clicks bigint not null default 0,
+          conversions bigint not null default 0,
+          amount numeric(24, 9) not null default 0,
+          primary key (account_id, bucket, publisher_id, zone_id, advertiser_id, campaign_id, ad_item_id, placement_id, assignment_id, currency)
+        )`);
+      await db.raw(`
+        create table reporting_leases (
+          name text primary key,
+          holder text not null,
+          expires_at timestamptz not null
+        )`);
+    },
+  },
+];
