@@ -47,7 +47,7 @@ export class KeyResolver {
     const client = clientFor('accounts', AccountsClient);
     const stream = client.watchKeyRevocations({}, withInternalToken(new Metadata()));
     this.stream = stream;
-    stream.on('data', (ev: KeyRevocation) => this.cache.delete(ev.keyHash));
+    stream.on('data', (ev: KeyRevocation) => (ev.all ? this.cache.clear() : this.cache.delete(ev.keyHash)));
     stream.on('error', () => undefined);
     stream.on('close', () => {
       this.cache.clear();

@@ -15,6 +15,7 @@ import { formatTimestamp } from '../shared/db';
 import { fail } from '../shared/errors';
 import { implement, type ServiceBinding } from '../shared/grpc/server';
 import { hashPassword } from '../shared/passwords';
+import { channelName, notify, PgListener } from '../shared/pg-notify';
 import type { Mode } from '../shared/tenant';
 import { newApiKey } from './keys';
 
@@ -54,11 +55,26 @@ function toApiKey(r: KeyRow): ApiKey {
   return { id: Number(r.id), accountId: Number(r.account_id), mode: toProtoMode(r.mode), prefix: r.prefix, createdAt: formatTimestamp(r.created_at) };
 }
 
-/** Accounts and API keys: the operator-facing API (admin CLI) and key resolution for gateways. */
-export function accountsBinding(db: Database): ServiceBinding {
-  const knex = db.knex;
+/**
+ * Key revocations reach every gateway whichever accounts replica handled the change: the replica that
+ * deletes a key sends its hash over Postgres NOTIFY, and every replica, listening, passes it on to the
+ * gateways watching it. When the listener lost its connection it may have missed some, so it tells its
+ * gateways to drop every cached key.
+ */
+export function keyRevocationFeed(db: Database): { revocations: EventEmitter; channel: string; listener: PgListener } {
   const revocations = new EventEmitter();
   revocations.setMaxListeners(0);
+  const channel = channelName(db.schema, 'key_revoked');
+  const listener = new PgListener(() => revocations.emit('revoked-all'));
+  void listener.listen(channel, (keyHash) => revocations.emit('revoked', keyHash));
+  return { revocations, channel, listener };
+}
+
+/** Accounts and API keys: the operator-facing API (admin CLI) and key resolution for gateways. */
+export function accountsBinding(db: Database, feed: ReturnType<typeof keyRevocationFeed>): ServiceBinding {
+  const knex = db.knex;
+  const { revocations, channel } = feed;
+  const revoke = (keyHashes: string[]) => Promise.all(keyHashes.map((h) => notify(knex, channel, h)));
 
   const getAccount = async (id: number): Promise<AccountRow> => {
     const row = await knex<AccountRow>('accounts').where({ id }).first();
@@ -131,7 +147,7 @@ export function accountsBinding(db: Database): ServiceBinding {
     async deleteApiKey(req: { accountId: number; keyId: number }) {
       const [row] = await knex<KeyRow>('api_keys').where({ account_id: req.accountId, id: req.keyId }).delete().returning('*');
       if (!row) throw fail.notFound('API key', req.keyId);
-      revocations.emit('revoked', row.key_hash);
+      await revoke([row.key_hash]);
       return { keyId: Number(row.id) };
     },
 
@@ -151,7 +167,7 @@ export function accountsBinding(db: Database): ServiceBinding {
       // Gateways cache resolved keys together with these limits; dropping the account's keys from
       // their caches (as a revocation does) makes the new limits apply at once.
       const keys = await knex<KeyRow>('api_keys').where({ account_id: req.accountId }).select('key_hash');
-      for (const k of keys) revocations.emit('revoked', k.key_hash);
+      await revoke(keys.map((k) => k.key_hash));
       return { accountId: Number(row.id), generalLimit: row.general_limit ?? 0, reportingLimit: row.reporting_limit ?? 0 };
     },
   });
@@ -161,9 +177,14 @@ export function accountsBinding(db: Database): ServiceBinding {
       call.emit('error', { code: grpcStatus.UNAUTHENTICATED, details: 'This API is internal: the call lacks the platform internal token.' });
       return;
     }
-    const onRevoked = (keyHash: string) => call.write({ keyHash });
+    const onRevoked = (keyHash: string) => call.write({ keyHash, all: false });
+    const onGap = () => call.write({ keyHash: '', all: true });
     revocations.on('revoked', onRevoked);
-    const done = () => revocations.off('revoked', onRevoked);
+    revocations.on('revoked-all', onGap);
+    const done = () => {
+      revocations.off('revoked', onRevoked);
+      revocations.off('revoked-all', onGap);
+    };
     call.on('cancelled', done);
     call.on('close', done);
     call.on('error', done);

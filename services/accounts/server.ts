@@ -1,7 +1,7 @@
 import type { ServiceSpec } from '../shared/service-main';
 import { hashPassword, randomPassword } from '../shared/passwords';
 import type { KindHooks } from '../shared/resource-store';
-import { accountsBinding } from './accounts-api';
+import { accountsBinding, keyRevocationFeed } from './accounts-api';
 import { bidderHooks } from './bidders';
 import { migrations } from './migrations';
 
@@ -17,9 +17,16 @@ const portalUser: KindHooks = {
   },
 };
 
+/** The revocation feed of this process (made with its bindings, stopped with the service). */
+let feed: ReturnType<typeof keyRevocationFeed> | undefined;
+
 export const accountsService: ServiceSpec = {
   name: 'accounts',
   migrations,
   hooks: { publisher: portalUser, advertiser: portalUser, bidder: bidderHooks },
-  bindings: (db) => [accountsBinding(db)],
+  bindings: (db) => {
+    feed = keyRevocationFeed(db);
+    return [accountsBinding(db, feed)];
+  },
+  start: async () => () => feed!.listener.stop(),
 };
