@@ -6,6 +6,7 @@ import { authenticate, KeyResolver } from './auth';
 import { versionOfPath } from './context';
 import { ApiError, apiErrors } from './errors';
 import { checkServices } from './health';
+import { creativeFile } from './creatives';
 
 export interface GatewayOptions {
   resolver: KeyResolver;
@@ -48,6 +49,8 @@ export function createApp(opts: GatewayOptions): express.Express {
     const ok = Object.values(services).every((s) => s === 'ok');
     res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'unavailable', services, ...(opts.healthDetails?.() ?? {}) });
   });
+
+  app.get('/creatives/:name', (req, res, next) => void creativeFile(req, res).catch(next));
 
   app.use((req, _res, next) => {
     const version = versionOfPath(req.path);

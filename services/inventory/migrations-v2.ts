@@ -39,4 +39,26 @@ export const migrationsV2: Migration[] = [
       await db.raw(`drop sequence if exists ${SUB_ID_SEQUENCE}`);
     },
   },
+  {
+    name: '0110_native_to_image_leases_and_creative_files',
+    async up(db) {
+      // A running task is held by one replica until its lease ends; a crashed replica's task is taken
+      // over once the lease it can no longer renew runs out.
+      await db.schema.alterTable('native_to_image_tasks', (t) => {
+        t.string('lease_owner', 64).nullable();
+        t.timestamp('lease_until', { useTz: true }).nullable();
+        t.string('file_name', 96).nullable();
+      });
+      // Files the platform made, readable by every replica (not one pod's disk).
+      await db.schema.createTable('creative_files', (t) => {
+        t.string('name', 96).primary();
+        t.bigInteger('account_id').notNullable();
+        t.string('mode', 4).notNullable();
+        t.string('content_type', 127).notNullable();
+        t.binary('body').notNullable();
+        t.string('etag', 64).notNullable();
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(db.fn.now());
+      });
+    },
+  },
 ];

@@ -1,7 +1,8 @@
-import fs from 'node:fs';
-import path from 'node:path';
+import crypto from 'node:crypto';
+import os from 'node:os';
 import { Metadata } from '@grpc/grpc-js';
 import { AccountsClient, type Account } from '../../proto/gen/adserver/accounts/v1/accounts';
+import { CreativeFilesService, type CreativeFile, type GetCreativeFileRequest } from '../../proto/gen/adserver/inventory/v1/creative_files';
 import {
   AdItemTasksService,
   type GetNativeToImageTaskRequest,
@@ -9,7 +10,7 @@ import {
   type ScheduleNativeToImageRequest,
 } from '../../proto/gen/adserver/inventory/v1/tasks';
 import { getKind, type Json, type ParameterError } from '../shared/catalog';
-import { dataDir, envInt, envStr } from '../shared/config';
+import { envInt, envStr } from '../shared/config';
 import type { Database } from '../shared/db';
 import { formatTimestamp } from '../shared/db';
 import { fail } from '../shared/errors';
@@ -40,6 +41,9 @@ interface TaskRow {
   created_at: Date;
   started_at: Date | null;
   completed_at: Date | null;
+  lease_owner: string | null;
+  lease_until: Date | null;
+  file_name: string | null;
 }
 
 function toTask(r: TaskRow): NativeToImageTask {
@@ -124,10 +128,6 @@ export function renderSvg(html: string, width: number, height: number): string {
 `;
 }
 
-function creativesDir(): string {
-  return path.join(dataDir(), 'inventory', 'creatives');
-}
-
 /** Where the serving tier publishes creatives; the file itself is kept under DATA_DIR. */
 function serveBase(): string {
   return (envStr('SERVE_BASE_URL', 'https://localhost:8443') as string).replace(/\/+$/, '');
@@ -192,46 +192,56 @@ export function adItemTasksBinding(db: Database, store: ResourceStore): ServiceB
 }
 
 /**
- * Runs queued conversions one at a time. Tasks are rows in inventory's database: a task that was
- * running when the service stopped is queued again at start, and the creative it may already have made
- * is found by its file rather than made twice.
+ * Runs conversions one at a time on every inventory replica. A replica claims a task with a lease
+ * (`FOR UPDATE SKIP LOCKED`, so two replicas never claim one task) and renews it while it works; a task
+ * whose lease ran out (its replica died) is claimed again by whichever replica polls next. A replica
+ * that lost its lease does not record a result. The creative a task may already have made is found by
+ * its file rather than made twice.
  */
 export async function startNativeToImageWorker(db: Database, store: ResourceStore): Promise<() => Promise<void>> {
   const knex = db.knex;
-  await knex('native_to_image_tasks').where({ status: 'running' }).update({ status: 'queued' });
+  const owner = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`.slice(0, 64);
+  const leaseMs = envInt('NATIVE_TO_IMAGE_LEASE_MS', 30_000);
   let stopped = false;
-  let busy: Promise<void> = Promise.resolve();
   const pollMs = envInt('NATIVE_TO_IMAGE_POLL_MS', 250);
 
   const claim = async (): Promise<TaskRow | undefined> => {
-    const [row] = await knex<TaskRow>('native_to_image_tasks')
-      .whereIn(
-        'id',
-        knex('native_to_image_tasks').select('id').where({ status: 'queued' }).andWhere('not_before', '<=', knex.fn.now()).orderBy('id').limit(1),
-      )
-      .andWhere({ status: 'queued' })
-      .update({ status: 'running', started_at: knex.fn.now() as never, attempts: knex.raw('attempts + 1') as never })
-      .returning('*');
-    return row;
+    const { rows } = await knex.raw(
+      `update native_to_image_tasks set status = 'running', started_at = coalesce(started_at, now()), attempts = attempts + 1,
+              lease_owner = ?, lease_until = now() + (? * interval '1 millisecond')
+        where id = (select id from native_to_image_tasks
+                     where (status = 'queued' and not_before <= now()) or (status = 'running' and lease_until < now())
+                     order by id limit 1 for update skip locked)
+        returning *`,
+      [owner, leaseMs],
+    );
+    return (rows as TaskRow[])[0];
   };
 
-  const finish = (id: number, fields: Partial<TaskRow>) =>
-    knex('native_to_image_tasks').where({ id }).update({ ...fields, completed_at: knex.fn.now() });
+  /** Changes the task only while this replica still holds it; false when the lease was lost. */
+  const whileHeld = async (id: number, fields: Record<string, unknown>): Promise<boolean> =>
+    (await knex('native_to_image_tasks').where({ id, lease_owner: owner, status: 'running' }).update(fields)) > 0;
 
   const runOne = async (task: TaskRow) => {
     const t: Tenant = { accountId: Number(task.account_id), mode: task.mode };
+    const renew = setInterval(() => {
+      void whileHeld(task.id, { lease_until: knex.raw(`now() + (? * interval '1 millisecond')`, [leaseMs]) }).catch(() => undefined);
+    }, Math.max(100, Math.floor(leaseMs / 3)));
     try {
-      const creativeId = await convert(store, t, task);
-      await finish(task.id, { status: 'success', image_creative: creativeId, error: null });
-      log.info('native-to-image task done', { task: Number(task.id), image_creative: creativeId });
+      const creativeId = await convert(knex, store, t, task);
+      if (await whileHeld(task.id, { status: 'success', image_creative: creativeId, error: null, completed_at: knex.fn.now(), lease_owner: null, lease_until: null })) {
+        log.info('native-to-image task done', { task: Number(task.id), image_creative: creativeId });
+      }
     } catch (err) {
       const code = (err as { code?: number }).code;
       // A missing ad item, template or media group will not come back: fail now. Anything else is retried.
       const permanent = code === 5 || code === 9 || task.attempts >= MAX_ATTEMPTS;
       const message = (err as Error).message || 'conversion failed';
-      if (permanent) await finish(task.id, { status: 'error', error: message.slice(0, 1000) });
-      else await knex('native_to_image_tasks').where({ id: task.id }).update({ status: 'queued', not_before: knex.raw("now() + interval '2 seconds'") as never });
+      if (permanent) await whileHeld(task.id, { status: 'error', error: message.slice(0, 1000), completed_at: knex.fn.now(), lease_owner: null, lease_until: null });
+      else await whileHeld(task.id, { status: 'queued', lease_owner: null, lease_until: null, not_before: knex.raw("now() + interval '2 seconds'") });
       log.warn('native-to-image task failed', { task: Number(task.id), permanent, ...errorFields(err) });
+    } finally {
+      clearInterval(renew);
     }
   };
 
@@ -244,8 +254,7 @@ export async function startNativeToImageWorker(db: Database, store: ResourceStor
         log.warn('native-to-image poll failed', errorFields(err));
       }
       if (task) {
-        busy = runOne(task);
-        await busy;
+        await runOne(task);
         continue;
       }
       await new Promise((r) => setTimeout(r, pollMs));
@@ -258,8 +267,26 @@ export async function startNativeToImageWorker(db: Database, store: ResourceStor
   };
 }
 
-/** Renders the native ad item into an SVG file under DATA_DIR and records it as an image creative. */
-async function convert(store: ResourceStore, t: Tenant, task: TaskRow): Promise<number> {
+/** CreativeFiles: the bytes behind the `file_url` of creatives the platform made. */
+export function creativeFilesBinding(db: Database): ServiceBinding {
+  return {
+    definition: CreativeFilesService,
+    implementation: implement('inventory.CreativeFiles', {
+      async getCreativeFile(req: GetCreativeFileRequest): Promise<CreativeFile> {
+        const row = typeof req.name === 'string' && /^[A-Za-z0-9._-]{1,96}$/.test(req.name) ? await db.knex('creative_files').where({ name: req.name }).first() : undefined;
+        if (!row) throw fail.notFound('creative file', req.name.slice(0, 96));
+        return { name: row.name, contentType: row.content_type, body: row.body, etag: row.etag };
+      },
+    }),
+  };
+}
+
+/**
+ * Renders the native ad item into an SVG file in inventory's database and records it as an image
+ * creative. The file's name is random (its URL is public) and kept with the task, so a retry after a
+ * crash stores the same file and finds the creative it may already have made.
+ */
+async function convert(knex: Database['knex'], store: ResourceStore, t: Tenant, task: TaskRow): Promise<number> {
   const item = await store.get(t, 'native_ad_item', Number(task.native_ad_item));
   const templateId = item.attributes?.template as number | null;
   if (!templateId) throw fail.notModifiable(`Native ad item ${task.native_ad_item} has no template to render.`);
@@ -270,11 +297,16 @@ async function convert(store: ResourceStore, t: Tenant, task: TaskRow): Promise<
     (item.attributes?.variables ?? {}) as Record<string, Json>,
   );
   const svg = renderSvg(html, task.width, task.height);
-  const fileName = `native-to-image-${t.accountId}-${t.mode}-${task.id}.svg`;
-  fs.mkdirSync(creativesDir(), { recursive: true });
-  const file = path.join(creativesDir(), fileName);
-  fs.writeFileSync(`${file}.tmp`, svg);
-  fs.renameSync(`${file}.tmp`, file);
+  let fileName = task.file_name;
+  if (!fileName) {
+    fileName = `native-to-image-${task.id}-${crypto.randomBytes(12).toString('base64url')}.svg`;
+    await knex('native_to_image_tasks').where({ id: task.id }).update({ file_name: fileName });
+  }
+  const body = Buffer.from(svg);
+  await knex('creative_files')
+    .insert({ name: fileName, account_id: t.accountId, mode: t.mode, content_type: 'image/svg+xml', body, etag: crypto.createHash('sha256').update(body).digest('hex').slice(0, 32) })
+    .onConflict('name')
+    .merge(['body', 'etag']);
   const fileUrl = `${serveBase()}/creatives/${fileName}`;
   const already = await store.list(t, { kinds: ['image_creative'], limit: 1, offset: 0, ids: [], newestFirst: false, archived: false, filters: [{ field: 'file_url', equals: fileUrl }] });
   if (already.items.length) return Number(already.items[0].id);
@@ -285,7 +317,7 @@ async function convert(store: ResourceStore, t: Tenant, task: TaskRow): Promise<
     file_url: fileUrl,
     file_name: fileName,
     mime_type: 'image/svg+xml',
-    file_size: Buffer.byteLength(svg),
+    file_size: body.length,
     width: task.width,
     height: task.height,
   });

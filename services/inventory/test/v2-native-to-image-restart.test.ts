@@ -3,7 +3,6 @@
  * its inventory disturbs no other test), where tasks wait a few seconds before they run: long enough
  * to stop inventory while the task is still queued.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { newAccount } from '../../../gateway/test/support/api';
@@ -64,7 +63,11 @@ test('a task queued when inventory stops is resumed at its start and completes w
   expect(done.data).toMatchObject({ status: 'success', results: { status: 'success', extra: { size: '300x250', media_group: group.id } } });
   const creative = await acct.test.get(`/v2/creatives/image/${done.data.results.extra.image_creative}`);
   expect(creative.body).toMatchObject({ name: 'After restart', width: 300, height: 250, group: group.id, mime_type: 'image/svg+xml' });
-  expect(fs.readFileSync(path.join(info.dataDir, 'inventory', 'creatives', creative.body.file_name), 'utf8')).toContain('Running &lt;shoes&gt;');
+  // The file is served at its file_url (the path under SERVE_BASE_URL, here through the gateway).
+  const file = await acct.test.get(new URL(creative.body.file_url).pathname, { headers: { Authorization: '' } });
+  expect(file.status).toBe(200);
+  expect(file.headers['content-type']).toMatch(/^image\/svg\+xml/);
+  expect(file.text).toContain('Running &lt;shoes&gt;');
   // Exactly one creative was made for the task.
   expect((await acct.test.get('/v2/creatives/image?limit=100')).body.data).toHaveLength(1);
 });

@@ -1,8 +1,6 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { AdItemTasksClient } from '../../../proto/gen/adserver/inventory/v1/tasks';
-import { expectError, newAccount, paramFor, type Client, type TestAccount } from '../../../gateway/test/support/api';
+import { expectError, newAccount, paramFor, request, type Client, type TestAccount } from '../../../gateway/test/support/api';
 import { expectReferenceShape } from '../../../gateway/test/support/openapi';
 import { call, clientFor } from '../../shared/grpc/client';
 import { nativeFixture, waitForTask } from './v2-fixtures';
@@ -33,9 +31,10 @@ describe('POST /v2/ad-items/native/{id}/to-image', () => {
 
     const creative = await api.get(`/v2/creatives/image/${creativeId}`);
     expect(creative.body).toMatchObject({ object: 'image_creative', group: fx.group.id, name: 'Homepage banner', width: 320, height: 100, mime_type: 'image/svg+xml' });
-    // The image is a real file under DATA_DIR holding the template rendered with the item's values.
-    const file = path.join(process.env.DATA_DIR!, 'inventory', 'creatives', creative.body.file_name);
-    const svg = fs.readFileSync(file, 'utf8');
+    // The image is served at its file_url (public, no key) and holds the template rendered with the item's values.
+    const file = await request('GET', new URL(creative.body.file_url).pathname);
+    expect(file.status).toBe(200);
+    const svg = file.text;
     expect(Buffer.byteLength(svg)).toBe(creative.body.file_size);
     expect(svg).toMatch(/^<\?xml[^>]*>\s*<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" width="320" height="100"/);
     expect(svg).toContain('Running &lt;shoes&gt;');
