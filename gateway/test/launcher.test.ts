@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { request } from './support/api';
 import { ROOT, gatewayHealthy, startPlatform, stopPlatform, type PlatformInfo } from './support/platform';
 
 const embedded = !process.env.DATABASE_URL;
@@ -38,7 +39,9 @@ function launch(env: Record<string, string>, logFile: string) {
 }
 
 (embedded ? test : test.skip)('a start after a kill -9 stops what the killed one left and comes up; SIGTERM then stops everything, PostgreSQL included', async () => {
-  const { info } = await startPlatform();
+  // The shared platform's certificate, which the test's HTTPS client trusts.
+  const tls = process.env.TEST_CA_FILE!;
+  const { info } = await startPlatform({ TLS_CERT_FILE: tls, TLS_KEY_FILE: tls.replace(/\.crt$/, '.key') });
   let relaunched: ReturnType<typeof launch> | undefined;
   const oldChildren = JSON.parse(fs.readFileSync(path.join(info.dataDir, 'pids.json'), 'utf8')) as Record<string, number>;
   try {
@@ -60,9 +63,13 @@ function launch(env: Record<string, string>, logFile: string) {
     const newPostmaster = postmasterPid(info);
     expect(newPostmaster).not.toBe(oldPostmaster);
 
+    // A keep-alive API connection is open (as clients keep them); an idle platform still stops at once.
+    expect((await request('GET', '/v2/publishers', undefined, { port: Number(info.env.GATEWAY_HTTPS_PORT) })).status).toBe(403);
     const exited = new Promise<number | null>((resolve) => relaunched!.once('exit', (code) => resolve(code)));
+    const stopStarted = Date.now();
     relaunched.kill('SIGTERM');
     expect(await exited).toBe(0);
+    expect(Date.now() - stopStarted).toBeLessThan(5_000);
     // pg_ctl returns once the server removed its pid file, a moment before the process ends.
     await waitUntil('PostgreSQL to exit', () => !alive(newPostmaster), 5_000);
     for (const pid of Object.values(JSON.parse(fs.readFileSync(path.join(info.dataDir, 'pids.json'), 'utf8')) as Record<string, number>)) {

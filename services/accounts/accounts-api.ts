@@ -13,7 +13,7 @@ import {
 import type { Database } from '../shared/db';
 import { formatTimestamp } from '../shared/db';
 import { fail } from '../shared/errors';
-import { implement, type ServiceBinding } from '../shared/grpc/server';
+import { holdSubscription, implement, type ServiceBinding } from '../shared/grpc/server';
 import { hashPassword } from '../shared/passwords';
 import { channelName, notify, PgListener } from '../shared/pg-notify';
 import type { Mode } from '../shared/tenant';
@@ -177,6 +177,7 @@ export function accountsBinding(db: Database, feed: ReturnType<typeof keyRevocat
       call.emit('error', { code: grpcStatus.UNAUTHENTICATED, details: 'This API is internal: the call lacks the platform internal token.' });
       return;
     }
+    holdSubscription(call);
     const onRevoked = (keyHash: string) => call.write({ keyHash, all: false });
     const onGap = () => call.write({ keyHash: '', all: true });
     revocations.on('revoked', onRevoked);

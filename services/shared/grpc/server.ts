@@ -71,6 +71,21 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return /Connection terminated|terminating connection|connection is closed|Client has encountered a connection error/i.test(msg);
 }
 
+/**
+ * Server-streaming calls that are subscriptions (watch streams), not work in flight: a stopping server
+ * ends them at once, and their clients reconnect to another replica, instead of holding the shutdown
+ * until its grace period runs out.
+ */
+const subscriptions = new Set<grpc.ServerWritableStream<unknown, unknown>>();
+
+export function holdSubscription(call: grpc.ServerWritableStream<any, any>): void {
+  subscriptions.add(call);
+  const release = () => subscriptions.delete(call);
+  call.on('cancelled', release);
+  call.on('close', release);
+  call.on('error', release);
+}
+
 export interface RunningServer {
   server: grpc.Server;
   port: number;
@@ -119,6 +134,7 @@ export async function startGrpcServer(name: string, port: number, bindings: Serv
     shutdown(graceMs = 10_000) {
       serving = false;
       for (const w of watchers) w.end();
+      for (const sub of subscriptions) sub.end();
       return new Promise((resolve) => {
         const timer = setTimeout(() => {
           server.forceShutdown();
