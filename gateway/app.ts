@@ -6,6 +6,7 @@ import { authenticate, KeyResolver } from './auth';
 import { versionOfPath } from './context';
 import { ApiError, apiErrors } from './errors';
 import { checkServices } from './health';
+import { DUPLICATE_MEMBER, duplicateMemberError, jsonBody } from './json-body';
 import { creativeFile } from './creatives';
 
 export interface GatewayOptions {
@@ -59,12 +60,18 @@ export function createApp(opts: GatewayOptions): express.Express {
       // v1's table has no 403; 400 is its code for a request that cannot be served as made.
       return next(new ApiError(version === 'v2' ? 403 : 400, 'https_required_error', 'API requests must be made over HTTPS.'));
     }
+    // Parameters are plain `name=value` pairs: `limit[]=1` or `limit[x]=1` would otherwise be ignored unseen.
+    const bracketed = Object.keys(req.query).find((k) => k.includes('[') || k.includes(']'));
+    if (bracketed !== undefined) {
+      const name = bracketed.replace(/\[.*$/, '').slice(0, 64) || bracketed.slice(0, 64);
+      return next(apiErrors.invalid([{ field: name, type: 'invalid_value', message: `'${bracketed.slice(0, 64)}' is not a parameter: give '${name}' once, as a plain name=value pair.` }]));
+    }
     next();
   });
 
   app.use(authenticate(opts.resolver));
   for (const mw of opts.afterAuth ?? []) app.use(mw);
-  app.use(express.json({ limit: opts.bodyLimit, type: () => true, strict: false }));
+  app.use(jsonBody(opts.bodyLimit));
   app.use(resourceRouter());
 
   app.use((req, _res, next) => next(apiErrors.notFound(`No route ${req.method} ${req.path.slice(0, 200)}.`)));
@@ -84,6 +91,8 @@ function toApiError(err: unknown, req: Request): ApiError {
   if (err instanceof ApiError) return err;
   const e = err as { type?: string; status?: number; message?: string };
   switch (e?.type) {
+    case DUPLICATE_MEMBER:
+      return duplicateMemberError(String(e.message));
     case 'entity.parse.failed':
       return apiErrors.badRequest(`The request body is not valid JSON: ${String(e.message).slice(0, 200)}`, 'invalid_json_error');
     case 'entity.too.large':

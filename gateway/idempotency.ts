@@ -1,8 +1,9 @@
 import crypto from 'node:crypto';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import { envInt } from '../services/shared/config';
 import { ctxOf } from './context';
 import { apiErrors, ApiError, versionStatus } from './errors';
+import { jsonBody } from './json-body';
 import type { SharedState } from './redis-state';
 
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -112,7 +113,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export function idempotency(state: SharedState, bodyLimit: string) {
   const store = new EntryStore(state);
   // Parsed here, as the API routes would, because the body is part of what must match.
-  const parseJson = express.json({ limit: bodyLimit, type: () => true, strict: false });
+  const parseJson = jsonBody(bodyLimit);
 
   const conflict = (req: Request, message: string) => {
     const version = ctxOf(req.res!).version;

@@ -57,6 +57,19 @@ export async function startGateway(): Promise<RunningGateway> {
   }
   const sockets = new Set<Socket>();
   for (const s of [httpsServer, httpServer]) {
+    // Node's parser answers requests it cannot read (oversized headers, malformed lines) itself; answer
+    // them in the contract's JSON error shape instead of its bare status line.
+    s.on('clientError', (err: NodeJS.ErrnoException & { bytesParsed?: number }, sock: Socket) => {
+      if (!sock.writable || (err.code === 'ECONNRESET' && !err.bytesParsed)) return sock.destroy();
+      const [status, type, message] =
+        err.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, 'request_too_large_error', 'The request headers are too large.']
+          : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+            ? [408, 'request_timeout_error', 'The request was not received in time.']
+            : [400, 'invalid_request_error', 'The request is not valid HTTP (check the request line, its path and the headers).'];
+      const body = JSON.stringify({ object: 'error', type, message, http_status: status });
+      sock.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    });
     s.on('connection', (sock: Socket) => {
       sockets.add(sock);
       sock.on('close', () => sockets.delete(sock));

@@ -1,0 +1,83 @@
+/**
+ * Requests the API cannot take as sent: bracketed or repeated query parameters, JSON bodies with a
+ * repeated member, and requests Node's HTTP parser refuses before the application sees them (oversized
+ * request lines and headers, malformed lines). Every answer is the contract's JSON error and nothing
+ * changes.
+ */
+import net from 'node:net';
+import tls from 'node:tls';
+import fs from 'node:fs';
+import { expectError, gatewayPort, httpPort, newAccount, paramFor, request, type TestAccount } from './support/api';
+
+let acct: TestAccount;
+beforeAll(async () => {
+  acct = await newAccount();
+});
+
+/** Sends raw bytes and returns the raw answer (the parser's own answers never reach a normal client). */
+function raw(bytes: string, secure: boolean): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const sock = secure
+      ? tls.connect({ host: '127.0.0.1', port: gatewayPort(), servername: 'localhost', ca: fs.readFileSync(process.env.TEST_CA_FILE!) })
+      : net.connect({ host: '127.0.0.1', port: httpPort() });
+    let out = '';
+    sock.on(secure ? 'secureConnect' : 'connect', () => sock.write(bytes));
+    sock.on('data', (c) => (out += c));
+    sock.on('end', () => resolve(out));
+    sock.on('close', () => resolve(out));
+    sock.on('error', (err) => (out ? resolve(out) : reject(err)));
+    sock.setTimeout(10_000, () => sock.destroy());
+  });
+}
+
+function jsonOf(answer: string): { status: number; body: any } {
+  const [head, body] = answer.split('\r\n\r\n');
+  return { status: Number(head.split(' ')[1]), body: JSON.parse(body) };
+}
+
+test('bracketed and repeated query parameters are refused with 400 naming the parameter', async () => {
+  for (const [q, field] of [
+    ['limit[]=1', 'limit'],
+    ['limit[max]=5', 'limit'],
+    ['limit=1&limit=2', 'limit'],
+    ['fields[]=name', 'fields'],
+  ]) {
+    const res = await acct.test.get(`/v2/publishers?${q}`);
+    expect(paramFor(expectError(res, 400, 'v2'), field)).toBeDefined();
+  }
+  expect(paramFor(expectError(await acct.test.get('/v1/publishers?offset[]=3'), 400, 'v1'), 'offset')).toBeDefined();
+});
+
+test('a JSON body with a repeated member is refused with 400 and creates nothing', async () => {
+  const before = (await acct.test.get('/v2/publishers?limit=100')).body.data.length;
+  for (const body of ['{"name":"x","name":"y"}', '{"name":"x","can_approve_ads":true,"\\u006eame":"y"}', '{"name":"x","parameters":{"a":1,"a":2}}']) {
+    const res = await acct.test.request('POST', '/v2/publishers', undefined, { raw: body });
+    const err = expectError(res, 400, 'v2');
+    expect(err.message).toMatch(/given more than once/);
+  }
+  // The same name in different objects is fine.
+  expect((await acct.test.request('POST', '/v1/bidders', undefined, { raw: '{"name":"B","bidder_code":"appnexus","parameters":{"name":"placement"}}' })).status).toBe(200);
+  expect((await acct.test.get('/v2/publishers?limit=100')).body.data.length).toBe(before);
+});
+
+describe("requests Node's parser refuses answer in the JSON error shape", () => {
+  test.each([true, false])('oversized request line (fuzz seed 112435487: PUT /v1/zones/text/1\' with a 70,000-character parameter), secure=%s', async (secure) => {
+    const answer = await raw(`PUT /v1/zones/text/1'?name=${'x'.repeat(70_000)} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Basic ${acct.testKey}\r\nContent-Length: 2\r\n\r\n{}`, secure);
+    expect(jsonOf(answer)).toEqual({ status: 431, body: { object: 'error', type: 'request_too_large_error', message: expect.any(String), http_status: 431 } });
+    expect(answer).toMatch(/Content-Type: application\/json/);
+  });
+
+  test('oversized headers', async () => {
+    const answer = await raw(`GET /v2/publishers HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'y'.repeat(20_000)}\r\n\r\n`, true);
+    expect(jsonOf(answer).status).toBe(431);
+  });
+
+  test('a malformed request line', async () => {
+    const answer = await raw('GARBAGE\r\n\r\n', true);
+    expect(jsonOf(answer)).toMatchObject({ status: 400, body: { object: 'error', http_status: 400 } });
+  });
+
+  test('the gateway still serves afterwards', async () => {
+    expect((await request('GET', '/v2/publishers', undefined, { headers: { Authorization: `Basic ${acct.testKey}` } })).status).toBe(200);
+  });
+});
