@@ -380,7 +380,10 @@ describe('self-serve specifics', () => {
       const failed = expectError(await order(cart, c.id), 402, 'v2');
       expect(failed.message).toMatch(/nothing was charged/);
       expect(await balanceOf(c.id)).toBe(20);
-      expect((await ok(api.get(`${CUSTOMERS}/${c.id}/transactions`))).data).toHaveLength(1);
+      // History is append-only: the hold stays, followed by the entry that gave it back.
+      const history = (await ok(api.get(`${CUSTOMERS}/${c.id}/transactions`))).data;
+      expect(history.map((t: any) => [t.type, t.amount, t.balance])).toEqual([['release', 4.5, 20], ['order', -4.5, 15.5], ['deposit', 20, 20]]);
+      expect(history[0].order).toBe(history[1].order);
       expect({
         campaigns: await count('/v2/campaigns/standard'),
         adItems: await count('/v2/ad-items/custom-html'),
