@@ -7,6 +7,7 @@
 import { as, type Client } from './support/api';
 import { pool, startGatewayProcess } from './support/gateway-process';
 import { startOwnPlatform, type OwnPlatform } from './support/own-platform';
+import { nativeFixture } from '../../services/inventory/test/v2-fixtures';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const CUSTOMERS = '/v2/self-serve/customers';
@@ -131,6 +132,15 @@ describe('Idempotency-Key anchored in the owning service', () => {
       expect([clash.status, clash.body.type]).toEqual([409, 'idempotency_error']);
       const names = (await listAll(acct.test, '/v2/media-groups')).map((g) => g.name).sort();
       expect(names).toEqual(['Across gateways', 'Made over there']);
+
+      // Scheduling a native-to-image task keeps its key in inventory the same way.
+      const artist = await own.newAccount(['native-to-image']);
+      const fx = await nativeFixture(artist.test);
+      const body = { media_group: fx.group.id, size: '300x250' };
+      const task = await artist.test.post(`${fx.item.self}/to-image`, body, { headers: { 'Idempotency-Key': 'to-image-1' } });
+      expect(task.status).toBe(200);
+      const retried = await as(artist.testKey, other.httpsPort).post(`${fx.item.self}/to-image`, body, { headers: { 'Idempotency-Key': 'to-image-1' } });
+      expect([retried.status, retried.headers['idempotent-replayed'], retried.body]).toEqual([200, 'true', task.body]);
     } finally {
       await other.stop();
     }
