@@ -165,7 +165,8 @@ const ORDER_STALL_SECONDS = Number(process.env.ORDER_STALL_SECONDS ?? 120);
 export async function recoverStalledOrders(knex: Knex): Promise<number> {
   const stalled = await knex('resources')
     .where({ kind: 'order' })
-    .whereRaw("attributes->>'status' in ('pending', 'failed')")
+    // 'recovering': claimed by a sweep of an earlier version that released holds by deleting them.
+    .whereRaw("attributes->>'status' in ('pending', 'recovering', 'failed')")
     .whereRaw('updated_at < now() - make_interval(secs => ?)', [ORDER_STALL_SECONDS])
     .select('id', 'account_id', 'mode', knex.raw("attributes->>'status' as status"));
   let undone = 0;
@@ -173,8 +174,8 @@ export async function recoverStalledOrders(knex: Knex): Promise<number> {
     const t: Tenant = { accountId: Number(row.account_id), mode: row.mode };
     const orderId = Number(row.id);
     try {
-      if (row.status === 'pending') {
-        if (!(await releaseHold(knex, t, orderId, 'pending'))) continue;
+      if (row.status !== 'failed') {
+        if (!(await releaseHold(knex, t, orderId, row.status))) continue;
         log.warn('released the hold of an order abandoned mid-way', { order: orderId, account: t.accountId, mode: t.mode });
       } else {
         const claimed = await knex('resources')
