@@ -177,7 +177,10 @@ export function idempotency(state: SharedState, bodyLimit: string) {
       return json(body);
     };
     res.on('finish', () => {
-      if (captured && res.statusCode < 500) {
+      // The service's own key answers ("still being placed", "used with a different request") are not
+      // this request's outcome: keeping one would answer every later retry with it.
+      const keyAnswer = (sent as { type?: unknown } | undefined)?.type === 'idempotency_error';
+      if (captured && res.statusCode < 500 && !keyAnswer) {
         void store.put(key, JSON.stringify({ ...mine, status: res.statusCode, body: sent } satisfies Entry), STORED_MS).catch(() => undefined);
       } else void store.release(key, claim).catch(() => undefined);
     });

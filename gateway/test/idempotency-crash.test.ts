@@ -133,6 +133,32 @@ describe('Idempotency-Key anchored in the owning service', () => {
       const names = (await listAll(acct.test, '/v2/media-groups')).map((g) => g.name).sort();
       expect(names).toEqual(['Across gateways', 'Made over there']);
 
+      // One keyed order sent at once through both gateways: they share no state, so the requests meet
+      // in selfserve's database. One order is placed and paid once; the others answer it or say it is
+      // still being placed.
+      const P = '/v2/self-serve/portals';
+      const portal = (await acct.test.post(P, { name: 'Portal' })).body.id;
+      const zone = (await acct.test.post('/v2/zones/standard', { name: 'Zone', width: 300, height: 250 })).body.id;
+      const pz = (await acct.test.post(`${P}/${portal}/zones`, { zone, name: 'Z', pricing_model: 'fixed-CPC', cpc: 0.35, quantity: 10 })).body.id;
+      const customer = (await acct.test.post(CUSTOMERS, { email: 'raced-order@example.com', password: 'correct horse', portal })).body.id;
+      expect((await acct.test.put(`${CUSTOMERS}/${customer}/add-funds`, { amount: 12 })).status).toBe(200);
+      const cart = (await acct.test.post(`${P}/${portal}/cart`, {})).body.id;
+      for (let i = 0; i < 3; i++) expect((await acct.test.post(`${P}/${portal}/cart/${cart}/cart-items`, { portal_zone: pz, type: 'raw', custom_html: `<i>${i}</i>` })).status).toBe(200);
+      const orders = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          as(acct.testKey, i % 2 ? other.httpsPort : own.port).post('/v2/self-serve/orders', { cart, customer }, { headers: { 'Idempotency-Key': 'raced-order' } }),
+        ),
+      );
+      const placed = orders.filter((o) => o.status === 200);
+      process.stdout.write(`idempotency-crash: one keyed order sent 6 times at once through two gateways: ${placed.length} answered 200 (${placed.filter((o) => o.headers['idempotent-replayed']).length} as replays), ${orders.length - placed.length} answered 409 still being placed\n`);
+      expect(placed.length).toBeGreaterThan(0);
+      expect(new Set(placed.map((o) => o.body.id)).size).toBe(1);
+      for (const o of orders.filter((r) => r.status !== 200)) expect([o.status, o.body.type]).toEqual([409, 'idempotency_error']);
+      const orderRetry = await as(acct.testKey, other.httpsPort).post('/v2/self-serve/orders', { cart, customer }, { headers: { 'Idempotency-Key': 'raced-order' } });
+      expect([orderRetry.status, orderRetry.body.id, orderRetry.body.total]).toEqual([200, placed[0].body.id, 10.5]);
+      expect((await acct.test.get(`${CUSTOMERS}/${customer}`)).body.balance).toBe(1.5);
+      expect((await acct.test.get('/v2/self-serve/orders?limit=100')).body.data).toHaveLength(1);
+
       // Scheduling a native-to-image task keeps its key in inventory the same way.
       const artist = await own.newAccount(['native-to-image']);
       const fx = await nativeFixture(artist.test);

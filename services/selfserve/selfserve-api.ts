@@ -1,3 +1,4 @@
+import { status } from '@grpc/grpc-js';
 import type { Knex } from 'knex';
 import type { Resource } from '../../proto/gen/adserver/resources/v1/resources';
 import {
@@ -11,7 +12,6 @@ import {
 } from '../../proto/gen/adserver/selfserve/v1/selfserve';
 import type { Database } from '../shared/db';
 import { formatTimestamp } from '../shared/db';
-import { status } from '@grpc/grpc-js';
 import { fail, ServiceError } from '../shared/errors';
 import { resourcesApi } from '../shared/grpc/resources-api';
 import { implement, type ServiceBinding } from '../shared/grpc/server';
@@ -80,6 +80,9 @@ interface PricedItem {
 
 /** Another request with the same Idempotency-Key stored its order first. */
 class KeyTaken extends Error {}
+
+const stillBeingPlaced = () =>
+  new ServiceError(status.ALREADY_EXISTS, 'The order with this Idempotency-Key is still being placed; retry it shortly.', 'idempotency_error');
 
 /**
  * Wallets and orders. Every money change is one atomic SQL statement inside a transaction (row locks on
@@ -373,9 +376,7 @@ export function selfserveBinding(db: Database, store: ResourceStore): ServiceBin
   async function orderMadeWith(t: Tenant, idem: IdempotencyKey): Promise<Resource | undefined> {
     const prior = await store.madeWith(t, idem);
     if (!prior) return undefined;
-    if (prior.attributes?.status !== 'placed') {
-      throw new ServiceError(status.ALREADY_EXISTS, 'The order with this Idempotency-Key is still being placed; retry it shortly.', 'idempotency_error');
-    }
+    if (prior.attributes?.status !== 'placed') throw stillBeingPlaced();
     return prior;
   }
 
@@ -410,11 +411,13 @@ export function selfserveBinding(db: Database, store: ResourceStore): ServiceBin
     try {
       orderId = await chargeOrder(t, req.customerId, base, total!, exactTotal!, idem);
     } catch (err) {
-      if (!(err instanceof KeyTaken)) throw err;
-      // A concurrent request with this key stored its order first.
-      const prior = await orderMadeWith(t, idem!);
+      // A concurrent request with this key stored its order first (its insert may have met the cart's
+      // unique index before the key's): answer that order.
+      const raced = err instanceof KeyTaken || (err instanceof ServiceError && err.code === status.ALREADY_EXISTS);
+      if (!idem || !raced) throw err;
+      const prior = await orderMadeWith(t, idem);
       if (prior) return prior;
-      throw new ServiceError(status.ALREADY_EXISTS, 'The order with this Idempotency-Key is still being placed; retry it shortly.', 'idempotency_error');
+      throw err instanceof KeyTaken ? stillBeingPlaced() : err;
     }
 
     // Inventory is created after the charge, so concurrent orders can never both spend the same money.
