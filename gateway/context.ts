@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import type { ApiVersion } from '../services/shared/catalog';
+import type { IdempotencyKey } from '../services/shared/idempotency';
 import type { Tenant } from '../services/shared/tenant';
 
 /** What the gateway knows about a request once its key is checked. */
@@ -10,6 +11,8 @@ export interface RequestContext {
   features: string[];
   /** The account's request budgets per 60 s window; 0 (or absent) means the platform default. */
   limits?: { general: number; reporting: number };
+  /** The request's Idempotency-Key (hashed) and fingerprint, handed to the service call that creates. */
+  idempotency?: IdempotencyKey;
 }
 
 export function ctxOf(res: Response): RequestContext {

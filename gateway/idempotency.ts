@@ -103,8 +103,13 @@ function fingerprintOf(req: Request): string {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Marks a response whose resource the service found already made by the request's key. */
+export function markReplayed(res: Response, replayed: boolean | undefined): void {
+  if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
+}
+
 /**
- * `Idempotency-Key` on a POST: the first response (any status below 500) is stored for 24 hours per
+ * `Idempotency-Key` on a POST or PUT: the first response (any status below 500) is stored for 24 hours per
  * account, mode and key, and a retry with the same key and request gets it back with
  * `Idempotent-Replayed: true` instead of running again. The same key with a different request is refused
  * (409 in v2, 400 in v1). A second request arriving while the first still runs waits for its answer.
@@ -122,7 +127,7 @@ export function idempotency(state: SharedState, bodyLimit: string) {
 
   return (req: Request, res: Response, next: NextFunction) => {
     const rawKey = req.headers['idempotency-key'];
-    if (req.method !== 'POST' || rawKey === undefined || !ctxOf(res)) return next();
+    if ((req.method !== 'POST' && req.method !== 'PUT') || rawKey === undefined || !ctxOf(res)) return next();
     if (typeof rawKey !== 'string' || !KEY_SHAPE.test(rawKey)) {
       return next(apiErrors.badRequest("The 'Idempotency-Key' header must be 1 to 255 visible ASCII characters, given once.", 'idempotency_error'));
     }
@@ -133,9 +138,14 @@ export function idempotency(state: SharedState, bodyLimit: string) {
   };
 
   async function run(req: Request, res: Response, next: NextFunction, rawKey: string): Promise<void> {
-    const { tenant } = ctxOf(res);
-    const key = `${state.prefix}idempotency:${tenant.accountId}:${tenant.mode}:${crypto.createHash('sha256').update(rawKey).digest('hex')}`;
+    const ctx = ctxOf(res);
+    const { tenant } = ctx;
+    const hashed = crypto.createHash('sha256').update(rawKey).digest('hex');
+    const key = `${state.prefix}idempotency:${tenant.accountId}:${tenant.mode}:${hashed}`;
     const fingerprint = fingerprintOf(req);
+    // The owning service records the key with what it creates: that, not this cache, is what makes a
+    // retry after a crash or a Redis outage find the first result.
+    ctx.idempotency = { key: hashed, fingerprint };
     const mine: Entry = { fingerprint, owner: crypto.randomBytes(12).toString('hex') };
     const claim = JSON.stringify(mine);
     const until = Date.now() + WAIT_MS;
@@ -168,7 +178,10 @@ export function idempotency(state: SharedState, bodyLimit: string) {
       return json(body);
     };
     res.on('finish', () => {
-      if (captured && res.statusCode < 500) {
+      // The service's own key answers ("still being placed", "used with a different request") are not
+      // this request's outcome: keeping one would answer every later retry with it.
+      const keyAnswer = (sent as { type?: unknown } | undefined)?.type === 'idempotency_error';
+      if (captured && res.statusCode < 500 && !keyAnswer) {
         void store.put(key, JSON.stringify({ ...mine, status: res.statusCode, body: sent } satisfies Entry), STORED_MS).catch(() => undefined);
       } else void store.release(key, claim).catch(() => undefined);
     });

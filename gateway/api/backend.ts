@@ -2,6 +2,7 @@ import type { ListRequest } from '../../proto/gen/adserver/resources/v1/resource
 import { getKind, type Json, type ServiceName } from '../../services/shared/catalog';
 import { call, clientFor, type CallOptions } from '../../services/shared/grpc/client';
 import { resourcesApi } from '../../services/shared/grpc/resources-api';
+import { withIdempotencyKey } from '../../services/shared/idempotency';
 import { tenantMetadata } from '../../services/shared/tenant';
 import type { RequestContext } from '../context';
 import { fromGrpcError } from '../errors';
@@ -11,10 +12,10 @@ import { viewOf } from './views';
  * The gateway's only way to data: the Resources API of the service that owns a kind, called with the
  * caller's account and mode in metadata. gRPC failures come back as API errors of the caller's version.
  */
-async function invoke<Res>(ctx: RequestContext, kindName: string, fn: (api: ReturnType<typeof resourcesApi>) => Promise<Res>): Promise<Res> {
+async function invoke<Res>(ctx: RequestContext, kindName: string, fn: (api: ReturnType<typeof resourcesApi>) => Promise<Res>, keyed = false): Promise<Res> {
   const kind = getKind(kindName);
   try {
-    return await fn(resourcesApi(kind.service, tenantMetadata(ctx.tenant)));
+    return await fn(resourcesApi(kind.service, withIdempotencyKey(tenantMetadata(ctx.tenant), keyed ? ctx.idempotency : undefined)));
   } catch (err) {
     const view = viewOf(kind, ctx.version);
     throw fromGrpcError(err, ctx.version, view?.versionName);
@@ -31,17 +32,19 @@ export async function callService<Res>(
   ClientCtor: new (address: string, creds: import('@grpc/grpc-js').ChannelCredentials, options?: object) => import('@grpc/grpc-js').Client,
   method: string,
   request: unknown,
-  opts: CallOptions = {},
+  opts: CallOptions & { keyed?: boolean } = {},
 ): Promise<Res> {
   try {
-    return await call<unknown, Res>(service, clientFor(service, ClientCtor), method, request, tenantMetadata(ctx.tenant), opts);
+    const md = withIdempotencyKey(tenantMetadata(ctx.tenant), opts.keyed ? ctx.idempotency : undefined);
+    return await call<unknown, Res>(service, clientFor(service, ClientCtor), method, request, md, opts);
   } catch (err) {
     throw fromGrpcError(err, ctx.version);
   }
 }
 
 export const backend = {
-  create: (ctx: RequestContext, kind: string, attributes: Record<string, Json>) => invoke(ctx, kind, (api) => api.create({ kind, attributes })),
+  /** The request's Idempotency-Key goes with the create, so the service stores it with the resource. */
+  create: (ctx: RequestContext, kind: string, attributes: Record<string, Json>) => invoke(ctx, kind, (api) => api.create({ kind, attributes }), true),
   get: (ctx: RequestContext, kind: string, id: number, archived = false) => invoke(ctx, kind, (api) => api.get({ kind, id, archived })),
   update: (ctx: RequestContext, kind: string, id: number, attributes: Record<string, Json>) => invoke(ctx, kind, (api) => api.update({ kind, id, attributes })),
   delete: (ctx: RequestContext, kind: string, id: number) => invoke(ctx, kind, (api) => api.delete({ kind, id })),

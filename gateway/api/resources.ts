@@ -3,6 +3,7 @@ import { GROUPS, KINDS, getKind, type ApiVersion, type KindGroup, type Operation
 import { checkJsonShape } from '../../services/shared/catalog/validate';
 import { ctxOf } from '../context';
 import { apiErrors } from '../errors';
+import { markReplayed } from '../idempotency';
 import { ACTION_MODULES } from './actions';
 import { backend } from './backend';
 import { parseId, parseListParams, parseShapeParams } from './params';
@@ -103,6 +104,7 @@ function mountKind(router: Router, view: View): void {
         attributes[field] = parentId;
       }
       const created = await backend.create(ctx, kind.kind, attributes);
+      markReplayed(res, created.replayed);
       res.json((await shape(ctx, [created], sp))[0]);
     }),
   );

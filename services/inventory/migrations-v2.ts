@@ -1,4 +1,5 @@
 import type { Migration } from '../shared/db';
+import { addIdempotencyColumns } from '../shared/idempotency';
 
 /** Ids of sub-objects kept inside a resource (tracking pixels, native template variables). */
 export const SUB_ID_SEQUENCE = 'v2_sub_object_ids';
@@ -60,5 +61,10 @@ export const migrationsV2: Migration[] = [
         t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(db.fn.now());
       });
     },
+  },
+  {
+    // The Idempotency-Key of the request that scheduled a task, so a retry finds it after any crash.
+    name: '0111_native_to_image_task_keys',
+    up: (db) => addIdempotencyColumns(db, 'native_to_image_tasks'),
   },
 ];

@@ -14,6 +14,7 @@ import { envInt, envStr } from '../shared/config';
 import type { Database } from '../shared/db';
 import { formatTimestamp } from '../shared/db';
 import { fail } from '../shared/errors';
+import { checkSameRequest, idempotencyFromMetadata, isKeyTaken } from '../shared/idempotency';
 import { call, clientFor } from '../shared/grpc/client';
 import { implement, type ServiceBinding } from '../shared/grpc/server';
 import { errorFields, log } from '../shared/log';
@@ -149,6 +150,17 @@ export function adItemTasksBinding(db: Database, store: ResourceStore): ServiceB
     implementation: implement('inventory.AdItemTasks', {
       async scheduleNativeToImage(req: ScheduleNativeToImageRequest, c) {
         const t = tenantFromMetadata(c.metadata);
+        const idem = idempotencyFromMetadata(c.metadata);
+        // The task a request with this Idempotency-Key scheduled, if any (the key is stored with the task).
+        const scheduledWith = async (): Promise<NativeToImageTask | undefined> => {
+          if (!idem) return undefined;
+          const prior = await scoped(t).andWhere('idempotency_key', idem.key).first();
+          if (!prior) return undefined;
+          checkSameRequest(prior as unknown as { idempotency_fingerprint: string | null }, idem);
+          return { ...toTask(prior), replayed: true };
+        };
+        const prior = await scheduledWith();
+        if (prior) return prior;
         if (!(await accountFeatures(t.accountId)).includes(NATIVE_TO_IMAGE_FEATURE)) {
           throw fail.permissionDenied("The 'Native Ad to Image' feature (native-to-image) is not enabled on this account.", 'feature_not_enabled_error');
         }
@@ -176,8 +188,16 @@ export function adItemTasksBinding(db: Database, store: ResourceStore): ServiceB
             height: Number(size![2]),
             name: req.name || null,
             not_before: knex.raw(`now() + (? * interval '1 millisecond')`, [delayMs()]) as never,
+            idempotency_key: idem?.key ?? null,
+            idempotency_fingerprint: idem?.fingerprint ?? null,
           } as never)
-          .returning('*');
+          .returning('*')
+          .catch(async (err) => {
+            // A concurrent request with the same key scheduled its task first.
+            if (isKeyTaken(err, 'native_to_image_tasks')) return [];
+            throw err;
+          });
+        if (!row) return (await scheduledWith())!;
         return toTask(row);
       },
 

@@ -4,6 +4,7 @@ import { getKind, type ParameterError } from '../shared/catalog';
 import { isPlainObject } from '../shared/catalog/validate';
 import { fail, ServiceError } from '../shared/errors';
 import { resourcesApi } from '../shared/grpc/resources-api';
+import { moneyNumber } from '../shared/money';
 import { hashPassword } from '../shared/passwords';
 import type { Attributes, HookContext, KindHooks } from '../shared/resource-store';
 import { tenantMetadata, type Tenant } from '../shared/tenant';
@@ -240,9 +241,27 @@ const customer: KindHooks = {
       .where({ account_id: t.accountId, mode: t.mode })
       .whereIn('customer_id', items.map((i) => i.id))
       .select('customer_id', db.raw('balance::text as balance'));
-    const byId = new Map(rows.map((r) => [Number(r.customer_id), Number(r.balance)]));
+    const byId = new Map(rows.map((r) => [Number(r.customer_id), moneyNumber(r.balance)]));
     for (const item of items) item.attributes = { ...item.attributes, balance: byId.get(item.id) ?? 0 };
   },
 };
 
-export const hooks: Record<string, KindHooks> = { portal_zone: portalZone, cart, cart_item: cartItem, customer };
+/** Fills `field` of each item from a numeric column of `table` keyed by `idColumn` (exact decimal text). */
+function moneyFrom(table: string, idColumn: string, column: string, field: string): KindHooks['decorate'] {
+  return async (items, t, db) => {
+    const rows: { id: number; amount: string }[] = await db(table)
+      .where({ account_id: t.accountId, mode: t.mode })
+      .whereIn(idColumn, items.map((i) => i.id))
+      .select({ id: idColumn }, db.raw(`${column}::text as amount`));
+    const byId = new Map(rows.map((r) => [Number(r.id), moneyNumber(r.amount)]));
+    // Orders stored before the numeric tables keep the value in their attributes.
+    for (const item of items) if (byId.has(item.id)) item.attributes = { ...item.attributes, [field]: byId.get(item.id)! };
+  };
+}
+
+/** Orders: the total (two decimals) from order_totals. */
+const order: KindHooks = { decorate: moneyFrom('order_totals', 'order_id', 'total', 'total') };
+/** Order items: the exact, unrounded price (a CPM of 0.004 for one impression costs 0.000004). */
+const orderItem: KindHooks = { decorate: moneyFrom('order_item_prices', 'order_item_id', 'price', 'price') };
+
+export const hooks: Record<string, KindHooks> = { portal_zone: portalZone, cart, cart_item: cartItem, customer, order, order_item: orderItem };

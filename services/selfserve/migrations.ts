@@ -1,4 +1,5 @@
 import type { Migration } from '../shared/db';
+import { addIdempotencyColumns } from '../shared/idempotency';
 import { RESOURCE_MIGRATIONS } from '../shared/resource-store';
 
 /**
@@ -50,6 +51,35 @@ export const migrations: Migration[] = [
         "create unique index resources_customer_email on resources (account_id, mode, lower(attributes->>'email')) where kind = 'customer'",
       );
       await db.raw("create unique index resources_order_cart on resources (account_id, mode, (attributes->>'cart')) where kind = 'order'");
+    },
+  },
+  {
+    // Exact order money in numeric columns (not numbers inside JSON attributes): the order's total,
+    // rounded once, next to the exact sum it was rounded from, and each order item's unrounded price.
+    // Deposits record their Idempotency-Key. A failed order stays (status 'failed') until inventory is
+    // cleaned up, and must not keep its cart from being ordered again.
+    name: '0003_selfserve_exact_orders',
+    async up(db) {
+      await db.schema.createTable('order_totals', (t) => {
+        t.bigInteger('account_id').notNullable();
+        t.string('mode', 4).notNullable();
+        t.bigInteger('order_id').notNullable();
+        t.decimal('total', 14, 2).notNullable();
+        t.specificType('exact_total', 'numeric').notNullable();
+        t.primary(['account_id', 'mode', 'order_id']);
+      });
+      await db.schema.createTable('order_item_prices', (t) => {
+        t.bigInteger('account_id').notNullable();
+        t.string('mode', 4).notNullable();
+        t.bigInteger('order_item_id').notNullable();
+        t.specificType('price', 'numeric').notNullable();
+        t.primary(['account_id', 'mode', 'order_item_id']);
+      });
+      await addIdempotencyColumns(db, 'wallet_transactions');
+      await db.raw('drop index resources_order_cart');
+      await db.raw(
+        "create unique index resources_order_cart on resources (account_id, mode, (attributes->>'cart')) where kind = 'order' and attributes->>'status' <> 'failed'",
+      );
     },
   },
 ];

@@ -7,7 +7,8 @@ import { log } from './log';
 
 // Ids are bigserial; they stay far below 2^53, so hand them to JS as numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
-pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number(v));
+// NUMERIC is exact decimal (money): it stays decimal text, never a binary float.
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => v);
 
 export interface Migration {
   name: string;

@@ -16,6 +16,7 @@ import { formatTimestamp } from './db';
 import { fail, ServiceError } from './errors';
 import { resourcesApi } from './grpc/resources-api';
 import { implement, type ServiceBinding } from './grpc/server';
+import { addIdempotencyColumns, checkSameRequest, idempotencyFromMetadata, isKeyTaken, type IdempotencyKey } from './idempotency';
 import { tenantFromMetadata, tenantMetadata, type Tenant } from './tenant';
 
 export type Attributes = Record<string, Json>;
@@ -82,11 +83,18 @@ export const resourcesOriginMigration: Migration = {
   },
 };
 
+/** The Idempotency-Key of the request that created a resource, unique per account and mode. */
+export const resourcesIdempotencyMigration: Migration = {
+  name: '0001b_resources_idempotency',
+  up: (db) => addIdempotencyColumns(db, 'resources'),
+};
+
 /** The shared tables of the generic store; every data-owning service starts its migrations with them. */
-export const RESOURCE_MIGRATIONS: Migration[] = [resourcesTableMigration, resourcesOriginMigration];
+export const RESOURCE_MIGRATIONS: Migration[] = [resourcesTableMigration, resourcesOriginMigration, resourcesIdempotencyMigration];
 
 interface Row {
   id: number;
+  idempotency_fingerprint: string | null;
   kind: string;
   attributes: Attributes;
   archived_at: Date | null;
@@ -119,7 +127,7 @@ export class ResourceStore {
       definition: ResourcesService,
       implementation: implement(`${this.service}.Resources`, {
         create: async (req: { kind: string; attributes?: Attributes; origin: string }, c) =>
-          this.create(tenantFromMetadata(md(c)), req.kind, req.attributes ?? {}, req.origin || null),
+          this.create(tenantFromMetadata(md(c)), req.kind, req.attributes ?? {}, req.origin || null, idempotencyFromMetadata(md(c))),
         get: async (req: { kind: string; id: number; archived: boolean }, c) => this.get(tenantFromMetadata(md(c)), req.kind, req.id, req.archived),
         update: async (req: { kind: string; id: number; attributes?: Attributes }, c) =>
           this.update(tenantFromMetadata(md(c)), req.kind, req.id, req.attributes ?? {}),
@@ -144,8 +152,17 @@ export class ResourceStore {
     return db<Row>('resources').where('account_id', t.accountId).andWhere('mode', t.mode);
   }
 
-  async create(t: Tenant, kindName: string, input: Attributes, origin: string | null = null): Promise<Resource> {
+  /**
+   * Creates a resource. With an Idempotency-Key the key is stored in the same row (so in the same
+   * transaction): a retry, or a concurrent request with the key, gets the resource it made, marked
+   * `replayed`, even when the first answer never reached the caller.
+   */
+  async create(t: Tenant, kindName: string, input: Attributes, origin: string | null = null, idem?: IdempotencyKey): Promise<Resource> {
     const kind = this.own(kindName);
+    if (idem) {
+      const prior = await this.madeWith(t, idem);
+      if (prior) return prior;
+    }
     const { values, errors } = validateInput(kind, input, 'create');
     if (errors.length) throw fail.invalid(errors);
     await this.checkReferences(t, kind, values);
@@ -155,14 +172,29 @@ export class ResourceStore {
     let row: Row;
     try {
       [row] = await this.knex<Row>('resources')
-        .insert({ account_id: t.accountId, mode: t.mode, kind: kind.kind, attributes: JSON.stringify(values) as never, origin } as never)
+        .insert({
+          account_id: t.accountId, mode: t.mode, kind: kind.kind, attributes: JSON.stringify(values) as never, origin,
+          idempotency_key: idem?.key ?? null, idempotency_fingerprint: idem?.fingerprint ?? null,
+        } as never)
         .returning('*');
     } catch (err) {
       await hooks?.abandon?.(values, ctx);
+      if (idem && isKeyTaken(err, 'resources')) {
+        const prior = await this.madeWith(t, idem);
+        if (prior) return prior;
+      }
       if (isUniqueViolation(err)) throw fail.conflict(`This ${kind.title} already exists.`);
       throw err;
     }
     return this.decorated(t, this.toResource(row));
+  }
+
+  /** The resource a request with this key made (any kind: the fingerprint covers the path), if any. */
+  async madeWith(t: Tenant, idem: IdempotencyKey, db: Knex | Knex.Transaction = this.knex): Promise<Resource | undefined> {
+    const row = await this.scoped(t, db).andWhere('idempotency_key', idem.key).first();
+    if (!row) return undefined;
+    checkSameRequest(row, idem);
+    return { ...(await this.decorated(t, this.toResource(row))), replayed: true };
   }
 
   private async decorated(t: Tenant, r: Resource): Promise<Resource> {

@@ -5,6 +5,7 @@ import {
 } from '../../../proto/gen/adserver/inventory/v1/tasks';
 import { ctxOf } from '../../context';
 import { apiErrors, ApiError } from '../../errors';
+import { markReplayed } from '../../idempotency';
 import { callService } from '../backend';
 import { actionBody, parseId } from '../params';
 import type { ActionModule } from './index';
@@ -64,7 +65,8 @@ export const adItemActions: ActionModule = (router: Router) => {
       mediaGroup: body.media_group,
       size: body.size,
       name: body.name ?? '',
-    });
+    }, { keyed: true });
+    markReplayed(res, task.replayed);
     res.json({ data: { status: 'success', task: task.id, task_url: `${TASKS_PATH}/${task.id}` } });
   });
   router.all('/v2/ad-items/native/:id/to-image', notSupported);

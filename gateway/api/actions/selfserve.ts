@@ -9,8 +9,10 @@ import {
   type WalletTransaction,
 } from '../../../proto/gen/adserver/selfserve/v1/selfserve';
 import { getKind } from '../../../services/shared/catalog';
+import { moneyNumber, moneyText } from '../../../services/shared/money';
 import { ctxOf } from '../../context';
 import { apiErrors } from '../../errors';
+import { markReplayed } from '../../idempotency';
 import { callService } from '../backend';
 import { actionBody, parseId, parseListParams, parseShapeParams } from '../params';
 import { shape } from '../shape';
@@ -20,7 +22,7 @@ const CUSTOMERS = '/v2/self-serve/customers';
 const ORDERS = '/v2/self-serve/orders';
 
 /** Money crosses gRPC as decimal text; the API shows it as a number (two decimals at most). */
-const money = (s: string) => Number(s);
+const money = moneyNumber;
 
 function transactionOut(t: WalletTransaction) {
   return {
@@ -63,7 +65,8 @@ export function selfserveActions(router: Router): void {
     const ctx = ctxOf(res);
     const id = parseId(req.params.id as string, 'customer');
     const body = actionBody(req, 'an add-funds request', { amount: { type: 'number', required: true, min: 0.01, max: 1e9, decimals: 2 } });
-    const out = await callService<AddFundsResponse>(ctx, 'selfserve', SelfServeClient, 'addFunds', { customerId: id, amount: String(body.amount) });
+    const out = await callService<AddFundsResponse>(ctx, 'selfserve', SelfServeClient, 'addFunds', { customerId: id, amount: moneyText(body.amount as number) }, { keyed: true });
+    markReplayed(res, out.replayed);
     res.json({ ...(await render(res, req, 'customer', out.customer!)), transaction: transactionOut(out.transaction!) });
   });
 
@@ -84,7 +87,8 @@ export function selfserveActions(router: Router): void {
   router.post(ORDERS, async (req, res) => {
     const ctx = ctxOf(res);
     const body = actionBody(req, 'an order request', { cart: { type: 'ref', ref: 'cart', required: true }, customer: { type: 'ref', ref: 'customer', required: true } });
-    const order = await callService<Resource>(ctx, 'selfserve', SelfServeClient, 'placeOrder', { cartId: body.cart, customerId: body.customer }, { timeoutMs: 60_000 });
+    const order = await callService<Resource>(ctx, 'selfserve', SelfServeClient, 'placeOrder', { cartId: body.cart, customerId: body.customer }, { timeoutMs: 60_000, keyed: true });
+    markReplayed(res, order.replayed);
     res.json(await render(res, req, 'order', order));
   });
 }

@@ -67,13 +67,60 @@ describe('crash recovery of self-serve orders', () => {
     await until('the launcher restarts selfserve', async () => p.pids().selfserve !== selfservePid, 20_000);
 
     await until('the sweep gives the money back', async () => (await api.get(`${CUSTOMERS}/${customer}`)).body?.balance === 120, 60_000);
-    expect(await inventoryNow()).toEqual(before);
+    // The release comes first (selfserve's own database), then the clean-up in inventory.
+    await until('the sweep removes what inventory made', async () => JSON.stringify(await inventoryNow()) === JSON.stringify(before), 30_000);
     expect((await ok(api.get(ORDERS))).data).toEqual([]);
     const tx = await ok(api.get(`${CUSTOMERS}/${customer}/transactions`));
-    expect(tx.data.map((t: any) => t.type)).toEqual(['deposit']);
+    // History is append-only: the hold stays, and the release gives it back.
+    expect(tx.data.map((t: any) => [t.type, t.amount])).toEqual([['release', 120], ['order', -120], ['deposit', 120]]);
     // And the cart can be ordered for real now.
     const placed = await ok(api.post(ORDERS, { cart, customer }));
     expect(placed).toMatchObject({ status: 'placed', total: 120 });
     expect(await balance()).toBe(0);
+  }, 180_000);
+
+  test('inventory killed mid-order: the hold is released before the 402, history keeps hold and release, the sweep cleans up', async () => {
+    const api = (await p.newAccount()).test;
+    const ok = async (r: Promise<{ status: number; body: any }>) => {
+      const res = await r;
+      if (res.status !== 200) throw new Error(`expected 200, got ${res.status}: ${JSON.stringify(res.body)}`);
+      return res.body;
+    };
+    const portal = (await ok(api.post(P, { name: 'Portal' }))).id;
+    const zone = (await ok(api.post('/v2/zones/standard', { name: 'Zone', width: 300, height: 250 }))).id;
+    const pz = (await ok(api.post(`${P}/${portal}/zones`, { zone, name: 'Sidebar', pricing_model: 'fixed-CPM', cpm: 1.5, quantity: 1000 }))).id;
+    const customer = (await ok(api.post(CUSTOMERS, { email: 'inventory-down@example.com', password: 'correct horse', portal }))).id;
+    await ok(api.put(`${CUSTOMERS}/${customer}/add-funds`, { amount: 100 }));
+    const count = async (path: string) => (await ok(api.get(`${path}?limit=100`))).data.length as number;
+    const adItemsBefore = await count('/v2/ad-items/custom-html');
+    const cart = (await ok(api.post(`${P}/${portal}/cart`, {}))).id;
+    for (let i = 0; i < 60; i++) await ok(api.post(`${P}/${portal}/cart/${cart}/cart-items`, { portal_zone: pz, type: 'html5', custom_html: `<b>${i}</b>` }));
+
+    let settled: { status: number } | undefined;
+    const pending = api.post(ORDERS, { cart, customer }).then((r) => (settled = r));
+    await until('the order has made ad items', async () => {
+      if (settled) throw new Error(`the order ended (${settled.status}) before the kill; give it more items`);
+      return (await count('/v2/ad-items/custom-html')) >= adItemsBefore + 2;
+    }, 20_000);
+    const inventoryPid = p.pids().inventory;
+    process.kill(inventoryPid, 'SIGKILL');
+    const answered = await pending;
+    expect(answered.status).toBe(402);
+    expect((answered as any).body).toMatchObject({ object: 'error', type: 'order_failed_error', message: expect.stringMatching(/nothing was charged/) });
+    // At once, not after a sweep: the money is back and the history shows the hold and its reversal.
+    expect((await ok(api.get(`${CUSTOMERS}/${customer}`))).balance).toBe(100);
+    const tx = (await ok(api.get(`${CUSTOMERS}/${customer}/transactions`))).data;
+    expect(tx.map((t: any) => [t.type, t.amount, t.balance])).toEqual([['release', 90, 100], ['order', -90, 10], ['deposit', 100, 100]]);
+    expect(tx[0].order).toBe(tx[1].order);
+
+    // Once inventory is back, the sweep removes what the failed order made there, and the order.
+    await until('the launcher restarts inventory', async () => p.pids().inventory !== inventoryPid, 20_000);
+    await until('the sweep cleans up inventory', async () => {
+      const r = await api.get('/v2/ad-items/custom-html?limit=100');
+      return r.status === 200 && r.body.data.length === adItemsBefore && (await count(ORDERS)) === 0;
+    }, 60_000);
+    const placed = await ok(api.post(ORDERS, { cart, customer }));
+    expect(placed).toMatchObject({ status: 'placed', total: 90 });
+    expect((await ok(api.get(`${CUSTOMERS}/${customer}`))).balance).toBe(10);
   }, 180_000);
 });

@@ -1,5 +1,8 @@
 import { expectError, newAccount, paramFor, type Client, type TestAccount } from '../../../gateway/test/support/api';
 import { describeCrud } from '../../../gateway/test/support/crud-suite';
+import { Metadata } from '@grpc/grpc-js';
+import { AccountsClient } from '../../../proto/gen/adserver/accounts/v1/accounts';
+import { call, clientFor } from '../../../services/shared/grpc/client';
 
 const P = '/v2/self-serve/portals';
 const CUSTOMERS = '/v2/self-serve/customers';
@@ -99,6 +102,8 @@ describe('self-serve specifics', () => {
   let portal: number;
   beforeAll(async () => {
     acct = await newAccount(['self-serve']);
+    // The money tests send more than a default budget's worth of requests.
+    await call('accounts', clientFor('accounts', AccountsClient), 'setAccountLimits', { accountId: acct.id, generalLimit: 100_000, reportingLimit: 100_000 }, new Metadata());
     api = acct.test;
     portal = await newPortal(api);
   });
@@ -380,7 +385,10 @@ describe('self-serve specifics', () => {
       const failed = expectError(await order(cart, c.id), 402, 'v2');
       expect(failed.message).toMatch(/nothing was charged/);
       expect(await balanceOf(c.id)).toBe(20);
-      expect((await ok(api.get(`${CUSTOMERS}/${c.id}/transactions`))).data).toHaveLength(1);
+      // History is append-only: the hold stays, followed by the entry that gave it back.
+      const history = (await ok(api.get(`${CUSTOMERS}/${c.id}/transactions`))).data;
+      expect(history.map((t: any) => [t.type, t.amount, t.balance])).toEqual([['release', 4.5, 20], ['order', -4.5, 15.5], ['deposit', 20, 20]]);
+      expect(history[0].order).toBe(history[1].order);
       expect({
         campaigns: await count('/v2/campaigns/standard'),
         adItems: await count('/v2/ad-items/custom-html'),
@@ -392,6 +400,105 @@ describe('self-serve specifics', () => {
       await ok(api.del(`${P}/${portal}/cart/${cart}/cart-items/${items.data.find((i: any) => i.portal_zone === doomedPz).id}`));
       await ok(order(cart, c.id));
       expect(await balanceOf(c.id)).toBe(18);
+    });
+  });
+
+  describe('exact money', () => {
+    const withKey = (k: string) => ({ headers: { 'Idempotency-Key': k } });
+    const key = () => `money-${Date.now().toString(36)}-${++seq}`;
+
+    test('1,000 deposits of 0.1 make exactly 100.00', async () => {
+      const c = await newCustomer();
+      let next = 0;
+      // Eight lanes keep the run short; each deposit is its own atomic statement either way.
+      await Promise.all(Array.from({ length: 8 }, async () => {
+        while (next < 1000) {
+          next++;
+          const r = await addFunds(c.id, 0.1);
+          if (r.status !== 200) throw new Error(`deposit answered ${r.status}: ${r.text}`);
+        }
+      }));
+      expect(await balanceOf(c.id)).toBe(100);
+      const firstPage = await ok(api.get(`${CUSTOMERS}/${c.id}/transactions?limit=1`));
+      expect(firstPage.data[0].balance).toBe(100);
+    }, 60_000);
+
+    test('amounts with more than two decimals are refused and change nothing', async () => {
+      const c = await newCustomer();
+      await ok(addFunds(c.id, 3.3));
+      for (const amount of [0.001, 10.005, 0.105, 1e-7]) {
+        const err = paramFor(expectError(await addFunds(c.id, amount), 400, 'v2'), 'amount');
+        expect(err.message).toMatch(amount >= 0.01 ? /two decimal|2 decimal/ : /between 0\.01/);
+      }
+      expect(await balanceOf(c.id)).toBe(3.3);
+      expect((await ok(api.get(`${CUSTOMERS}/${c.id}/transactions`))).data).toHaveLength(1);
+    });
+
+    test('items priced 0.07 × 3 total exactly 0.21', async () => {
+      const c = await newCustomer();
+      await ok(addFunds(c.id, 1));
+      const pz = await newPortalZone(api, portal, { pricing_model: 'fixed-CPC', cpm: null, cpc: 0.07, quantity: 1 });
+      const cart = await newCart(api, portal);
+      for (let i = 0; i < 3; i++) await ok(api.post(`${P}/${portal}/cart/${cart}/cart-items`, { portal_zone: pz, type: 'html5', custom_html: `<i>${i}</i>` }));
+      const o = await ok(api.post(ORDERS, { cart, customer: c.id }));
+      expect(o.total).toBe(0.21);
+      expect((await ok(api.get(`${ORDERS}/${o.id}/items`))).data.map((i: any) => i.price)).toEqual([0.07, 0.07, 0.07]);
+      expect(await balanceOf(c.id)).toBe(0.79);
+      expect((await ok(api.get(`${CUSTOMERS}/${c.id}/transactions?limit=1`))).data[0]).toMatchObject({ type: 'order', amount: -0.21, balance: 0.79 });
+    });
+
+    test('sub-cent prices: the total is the exact sum rounded once, half up; a total that rounds to 0 is refused', async () => {
+      const c = await newCustomer();
+      await ok(addFunds(c.id, 5));
+      const cartAt = async (cpm: number, quantity: number, n: number) => {
+        const pz = await newPortalZone(api, portal, { cpm, quantity });
+        const cart = await newCart(api, portal);
+        for (let i = 0; i < n; i++) await ok(api.post(`${P}/${portal}/cart/${cart}/cart-items`, { portal_zone: pz, type: 'html5', custom_html: `<i>${i}</i>` }));
+        return cart;
+      };
+      // Three impressions at a CPM of 0.004: 0.000012 in all, which is no order.
+      const tiny = await cartAt(0.004, 1, 3);
+      const refused = paramFor(expectError(await api.post(ORDERS, { cart: tiny, customer: c.id }), 400, 'v2'), 'cart');
+      expect(refused.message).toMatch(/0\.000012.*rounds to 0\.00/);
+      expect(await balanceOf(c.id)).toBe(5);
+      expect((await ok(api.get(`${ORDERS}?limit=100`))).data.filter((o: any) => o.customer === c.id)).toEqual([]);
+      // 0.0045 × 3 = 0.0135 → 0.01 (rounding each item first would make 0.00 + 0.00 + 0.00).
+      const small = await cartAt(0.0045, 1000, 3);
+      const o = await ok(api.post(ORDERS, { cart: small, customer: c.id }));
+      expect(o.total).toBe(0.01);
+      expect((await ok(api.get(`${ORDERS}/${o.id}/items`))).data.map((i: any) => i.price)).toEqual([0.0045, 0.0045, 0.0045]);
+      // Half up: 0.005 → 0.01.
+      const half = await ok(api.post(ORDERS, { cart: await cartAt(0.005, 1000, 1), customer: c.id }));
+      expect(half.total).toBe(0.01);
+      expect(await balanceOf(c.id)).toBe(4.98);
+    });
+
+    test('a keyed add-funds is applied once; the key with another amount is refused', async () => {
+      const c = await newCustomer();
+      const k = key();
+      const first = await ok(api.put(`${CUSTOMERS}/${c.id}/add-funds`, { amount: 7.25 }, withKey(k)));
+      const again = await api.put(`${CUSTOMERS}/${c.id}/add-funds`, { amount: 7.25 }, withKey(k));
+      expect(again.status).toBe(200);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body.transaction).toEqual(first.transaction);
+      expect(expectError(await api.put(`${CUSTOMERS}/${c.id}/add-funds`, { amount: 8 }, withKey(k)), 409, 'v2').type).toBe('idempotency_error');
+      expect(await balanceOf(c.id)).toBe(7.25);
+      expect((await ok(api.get(`${CUSTOMERS}/${c.id}/transactions`))).data).toHaveLength(1);
+    });
+
+    test('a keyed order is placed once and its retry answers the same order', async () => {
+      const c = await newCustomer();
+      await ok(addFunds(c.id, 10));
+      const pz = await newPortalZone(api, portal, { cpm: 2, quantity: 1000 });
+      const cart = await newCart(api, portal);
+      await ok(api.post(`${P}/${portal}/cart/${cart}/cart-items`, { portal_zone: pz, type: 'html5', custom_html: '<b>once</b>' }));
+      const k = key();
+      const first = await ok(api.post(ORDERS, { cart, customer: c.id }, withKey(k)));
+      const again = await api.post(ORDERS, { cart, customer: c.id }, withKey(k));
+      expect(again.status).toBe(200);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body).toMatchObject({ id: first.id, status: 'placed', total: 2 });
+      expect(await balanceOf(c.id)).toBe(8);
     });
   });
 });

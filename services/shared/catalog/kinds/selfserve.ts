@@ -164,8 +164,12 @@ export const order: ResourceKind = {
     cart: out('integer'),
     advertiser: out('ref', { ref: 'advertiser' }),
     campaign: out('ref', { ref: 'standard_campaign' }),
-    /** `pending` while the inventory is being created, then `placed`. */
+    /**
+     * `pending` while the inventory is being created, then `placed`; `failed` (its hold already released)
+     * until what it made in inventory is removed, with the order.
+     */
     status: out('string'),
+    /** Exact sum of the items' prices rounded once to the cent, half up (kept in a numeric column). */
     total: out('number'),
     start_date: out('string'),
     end_date: out('string'),
@@ -193,6 +197,7 @@ export const orderItem: ResourceKind = {
     bid_amount: out('number'),
     daily_limit: out('number'),
     total_limit: out('number'),
+    /** Exact and unrounded, so it may have more than two decimals (kept in a numeric column). */
     price: out('number'),
   },
   views: { v2: { object: 'order_item', path: '/v2/self-serve/orders/:order/items', scope: { order: 'order' }, operations: ['list', 'get'] } },
