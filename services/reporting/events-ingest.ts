@@ -68,7 +68,7 @@ with input as (
   from input
   on conflict (id) do nothing
   returning kind, occurred_at, account_id, publisher_id, zone_id, advertiser_id, campaign_id, ad_item_id,
-    placement_id, assignment_id, currency, amount
+    placement_id, assignment_id, channel_id, currency, amount
 ), up as (
   ${rollupUpsert('ins')}
   returning 1
@@ -81,15 +81,15 @@ select (select count(*) from ins)::int as stored`;
  */
 export function rollupUpsert(source: string): string {
   return `insert into event_rollups as r (bucket, account_id, publisher_id, zone_id, advertiser_id, campaign_id, ad_item_id,
-    placement_id, assignment_id, currency, responses, impressions, clicks, conversions, amount)
+    placement_id, assignment_id, channel_id, currency, responses, impressions, clicks, conversions, amount)
   select date_bin('15 minutes', occurred_at, timestamptz '2000-01-01 00:00:00+00') as bucket, account_id, publisher_id,
-    zone_id, advertiser_id, campaign_id, ad_item_id, placement_id, assignment_id, currency,
+    zone_id, advertiser_id, campaign_id, ad_item_id, placement_id, assignment_id, channel_id, currency,
     count(*) filter (where kind = 1), count(*) filter (where kind = 2), count(*) filter (where kind = 3),
     count(*) filter (where kind = 4), coalesce(sum(amount), 0)
   from ${source}
-  group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
-  order by 2, 1, 3, 4, 5, 6, 7, 8, 9, 10
-  on conflict (account_id, bucket, publisher_id, zone_id, advertiser_id, campaign_id, ad_item_id, placement_id, assignment_id, currency)
+  group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
+  order by 2, 1, 3, 4, 5, 6, 7, 8, 9, 10, 11
+  on conflict (account_id, bucket, publisher_id, zone_id, advertiser_id, campaign_id, ad_item_id, placement_id, assignment_id, channel_id, currency)
   do update set responses = r.responses + excluded.responses, impressions = r.impressions + excluded.impressions,
     clicks = r.clicks + excluded.clicks, conversions = r.conversions + excluded.conversions, amount = r.amount + excluded.amount`;
 }

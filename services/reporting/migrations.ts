@@ -78,4 +78,14 @@ export const migrations: Migration[] = [
         )`);
     },
   },
+  {
+    // Channel joins the rollup key, so the channel include/exclude filters read rollups too.
+    name: '0003_reporting_rollup_channel',
+    async up(db) {
+      await db.raw('alter table event_rollups add column channel_id bigint not null default 0');
+      await db.raw('alter table event_rollups drop constraint event_rollups_pkey');
+      await db.raw(`alter table event_rollups add primary key
+        (account_id, bucket, publisher_id, zone_id, advertiser_id, campaign_id, ad_item_id, placement_id, assignment_id, channel_id, currency)`);
+    },
+  },
 ];

@@ -3,6 +3,7 @@ import { selfserveActions } from './selfserve';
 import { adItemActions } from './ad-items';
 import { tagActions } from './tags';
 import { removedEndpoints } from './removed';
+import { reportActions } from './reports';
 
 /**
  * Operations beyond the catalog's CRUD, each a module that mounts its routes (and calls its service's
@@ -10,4 +11,4 @@ import { removedEndpoints } from './removed';
  */
 export type ActionModule = (router: Router) => void;
 
-export const ACTION_MODULES: ActionModule[] = [adItemActions, tagActions, selfserveActions, removedEndpoints];
+export const ACTION_MODULES: ActionModule[] = [adItemActions, tagActions, selfserveActions, reportActions, removedEndpoints];
