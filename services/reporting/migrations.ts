@@ -88,4 +88,33 @@ export const migrations: Migration[] = [
         (account_id, bucket, publisher_id, zone_id, advertiser_id, campaign_id, ad_item_id, placement_id, assignment_id, channel_id, currency)`);
     },
   },
+  {
+    // Results of report configurations: queued by a caller or a schedule (one per schedule occurrence:
+    // the unique index makes every replica's scheduler agree), claimed by one replica with a lease.
+    name: '0004_reporting_generated_reports',
+    async up(db) {
+      await db.raw(`
+        create table generated_reports (
+          id bigserial primary key,
+          account_id bigint not null,
+          mode varchar(4) not null,
+          configuration_id bigint not null references resources (id) on delete cascade,
+          schedule_id bigint references resources (id) on delete set null,
+          due_at timestamptz,
+          name text not null,
+          status text not null default 'queued',
+          attempts int not null default 0,
+          lease_owner text,
+          lease_expires_at timestamptz,
+          error text,
+          result bytea,
+          created_at timestamptz not null default now(),
+          started_at timestamptz,
+          completed_at timestamptz
+        )`);
+      await db.raw('create unique index generated_reports_occurrence on generated_reports (schedule_id, due_at) where due_at is not null');
+      await db.raw('create index generated_reports_tenant on generated_reports (account_id, mode, configuration_id, id)');
+      await db.raw("create index generated_reports_pending on generated_reports (id) where status in ('queued', 'running')");
+    },
+  },
 ];

@@ -10,6 +10,7 @@ import { implement } from '../shared/grpc/server';
 import type { ServiceSpec } from '../shared/service-main';
 import { tenantFromMetadata } from '../shared/tenant';
 import { exportEventLog, listEventDetails } from './event-details';
+import { customReportHooks, customReportsBinding, startReportGeneration } from './custom-reports';
 import { batchProblems, recordEvents } from './events-ingest';
 import { EventStreamConsumer } from './events-stream';
 import { migrations } from './migrations';
@@ -22,7 +23,9 @@ const tenantOf = (call: ServerUnaryCall<unknown, unknown>) => tenantFromMetadata
 export const reportingService: ServiceSpec = {
   name: 'reporting',
   migrations,
+  hooks: customReportHooks,
   bindings: (db) => [
+    customReportsBinding(db.knex),
     {
       definition: EventIngestService,
       implementation: implement('EventIngest', {
@@ -60,16 +63,18 @@ export const reportingService: ServiceSpec = {
     },
   ],
   /**
-   * The raw-event retention sweep (lease-claimed, one replica at a time) and, with REDIS_URL, the
+   * Report generation (schedules and queued results, lease-claimed), the raw-event retention sweep (lease-claimed, one replica at a time) and, with REDIS_URL, the
    * serving-event stream reader (every replica joins the same consumer group).
    */
   async start(db) {
     const stopRetention = startRetentionSweep(db.knex);
+    const stopGeneration = startReportGeneration(db.knex);
     const url = envStr('REDIS_URL');
     const consumer = url ? new EventStreamConsumer(db.knex, url) : undefined;
     await consumer?.start();
     return async () => {
       await consumer?.stop();
+      await stopGeneration();
       await stopRetention();
     };
   },
