@@ -265,15 +265,25 @@ describe('rebuild', () => {
     const path = `/v2/reports?${q({ type: 'ad-item', period: 'day', preset: 'last-24-hours', details: true, breakdown: true })}`;
     const before = await acct.live.get(path);
     expect(before.body.data.reduce((s: number, d: any) => s + d.summary.responses, 0)).toBe(60);
-    const md = new Metadata();
-    const out = await call<unknown, { events: number; rollupRows: number }>('reporting', clientFor('reporting', ReportsClient), 'rebuildRollups', {
-      from: new Date(base - 3600_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString(),
-    }, md, { timeoutMs: 60_000 });
+    // The operator command, through reporting's typed RebuildRollups call.
+    const { stdout } = await admin('rebuild-rollups', '--from', new Date(base - 3600_000).toISOString(), '--to', new Date(Date.now() + 60_000).toISOString());
+    const out = JSON.parse(stdout).rebuilt;
     expect(out.events).toBeGreaterThanOrEqual(events.length);
+    expect(out.rollup_rows).toBeGreaterThan(0);
     const after = await acct.live.get(path);
     expect(after.body).toEqual(before.body);
     // A range older than the raw-event retention is refused: its raw events are gone.
-    const old = await call('reporting', clientFor('reporting', ReportsClient), 'rebuildRollups', { from: '2020-01-01T00:00:00Z', to: '2020-01-02T00:00:00Z' }, md).catch((e: { details?: string }) => e) as { details?: string };
+    const old = (await call('reporting', clientFor('reporting', ReportsClient), 'rebuildRollups', { from: '2020-01-01T00:00:00Z', to: '2020-01-02T00:00:00Z' }, new Metadata()).catch((e: { details?: string }) => e)) as { details?: string };
     expect(String(old.details)).toMatch(/retention/);
+  });
+
+  test('load-events loads synthetic events that the reports count', async () => {
+    const acct = await reportingAccount();
+    const { stdout } = await admin('load-events', '--account', String(acct.id), '--events', '2000', '--days', '1', '--zones', '4', '--ad-items', '2');
+    expect(JSON.parse(stdout).loaded).toMatchObject({ account: acct.id, events: 2000, stored: 2000 });
+    const res = await acct.live.get(`/v2/reports?${q({ type: 'zone', period: 'day', preset: 'last-7-days', financials: false })}`);
+    const total = res.body.data.reduce((s: number, d: any) => s + d.summary.responses + d.summary.impressions + d.summary.clicks + d.summary.conversions, 0);
+    expect(total).toBe(2000);
+    expect(res.body.data.map((d: any) => d.id)).toEqual([1, 2, 3, 4]);
   });
 });
