@@ -262,7 +262,10 @@ describe('rebuild', () => {
     }
     // Incrementally, in overlapping batches (duplicates must not count).
     for (let i = 0; i < events.length; i += 40) await recordEvents(events.slice(Math.max(0, i - 10), i + 40));
-    const path = `/v2/reports?${q({ type: 'ad-item', period: 'day', preset: 'last-24-hours', details: true, breakdown: true })}`;
+    // A fixed range (not a preset that moves with the clock), so both reads ask the same question.
+    const iso = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, '+00:00');
+    const from = Math.floor((base - 3600_000) / 3600_000) * 3600_000;
+    const path = `/v2/reports?${q({ type: 'ad-item', period: 'day', from: iso(from), to: iso(from + 86_400_000), details: true, breakdown: true })}`;
     const before = await acct.live.get(path);
     expect(before.body.data.reduce((s: number, d: any) => s + d.summary.responses, 0)).toBe(60);
     // The operator command, through reporting's typed RebuildRollups call.
