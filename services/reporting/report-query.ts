@@ -123,7 +123,9 @@ export async function buildReport(knex: Knex, tenant: Tenant, r: ParsedReport): 
   let rows: RollupRow[] = [];
   // VAST events are not recorded yet (serving answers display ads only), and test mode records none.
   if (column && !r.vast && tenant.mode === 'live') {
-    const qb = knex('event_rollups')
+    // Hourly rows when every boundary falls on a whole hour (UTC and whole-hour zones), quarter hours otherwise.
+    const hourly = [...starts, r.range.to].every((t) => t % 3600_000 === 0);
+    const qb = knex(hourly ? 'event_rollups_hourly' : 'event_rollups')
       .select(knex.raw(`${column} as entity`), knex.raw('width_bucket(bucket, ?::timestamptz[]) as p', [starts.map((s) => new Date(s).toISOString())]), 'currency')
       .select(knex.raw('sum(responses) as responses, sum(impressions) as impressions, sum(clicks) as clicks, sum(conversions) as conversions, sum(amount)::text as amount'));
     applyFilters(qb, tenant, r);

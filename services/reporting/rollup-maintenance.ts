@@ -7,15 +7,15 @@ import { ParamErrors } from './report-params';
 import { rollupUpsert } from './events-ingest';
 import { errorFields, log } from '../shared/log';
 
-const QUARTER_HOUR = 15 * 60_000;
+const HOUR = 3600_000;
 
 export function retentionDays(): number {
   return envInt('EVENT_RETENTION_DAYS', 90);
 }
 
 /**
- * Recomputes the rollups of [from, to) (widened to whole quarter hours) from the raw events, in one
- * transaction. It first locks the rollups against writes, which waits for every ingest batch in flight
+ * Recomputes the rollups (quarter-hourly and hourly) of [from, to) (widened to whole hours) from the raw
+ * events, in one transaction. It first locks the rollups against writes, which waits for every ingest batch in flight
  * to commit and holds new ones back, so the raw events it reads are exactly those counted before and
  * none is counted twice or lost. Ranges older than the raw-event retention are refused: their raw
  * events are gone and the rollups are all that is left.
@@ -35,15 +35,18 @@ export async function rebuildRollups(knex: Knex, req: RebuildRollupsRequest, now
     errors.add('from', `'from' is older than the raw-event retention (${retentionDays()} days): those raw events are deleted, so their rollups cannot be rebuilt.`);
   }
   errors.throwIfAny();
-  from = Math.floor(from / QUARTER_HOUR) * QUARTER_HOUR;
-  to = Math.ceil(to / QUARTER_HOUR) * QUARTER_HOUR;
+  from = Math.floor(from / HOUR) * HOUR;
+  to = Math.ceil(to / HOUR) * HOUR;
   const fromTs = new Date(from);
   const toTs = new Date(to);
   return knex.transaction(async (tx) => {
-    await tx.raw('lock table event_rollups in share row exclusive mode');
+    await tx.raw('lock table event_rollups, event_rollups_hourly in share row exclusive mode');
     await tx('event_rollups').where('bucket', '>=', fromTs).where('bucket', '<', toTs).delete();
+    await tx('event_rollups_hourly').where('bucket', '>=', fromTs).where('bucket', '<', toTs).delete();
     const res = await tx.raw(
-      `with src as (select * from serving_events where occurred_at >= ? and occurred_at < ?), up as (${rollupUpsert('src')} returning 1)
+      `with src as (select * from serving_events where occurred_at >= ? and occurred_at < ?),
+         up as (${rollupUpsert('src', 'event_rollups')} returning 1),
+         up_hourly as (${rollupUpsert('src', 'event_rollups_hourly')} returning 1)
        select (select count(*) from src)::int as events, (select count(*) from up)::int as rollup_rows`,
       [fromTs, toTs],
     );

@@ -266,7 +266,11 @@ describe('rebuild', () => {
     const iso = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, '+00:00');
     const from = Math.floor((base - 3600_000) / 3600_000) * 3600_000;
     const path = `/v2/reports?${q({ type: 'ad-item', period: 'day', from: iso(from), to: iso(from + 86_400_000), details: true, breakdown: true })}`;
+    // India's +05:30 days read the quarter-hour rollups; UTC days the hourly ones: both are rebuilt.
+    const kolkata = `/v2/reports?${q({ type: 'zone', period: 'day', timezone: 'Asia/Kolkata', from: iso(from), to: iso(from + 86_400_000), details: true })}`;
     const before = await acct.live.get(path);
+    const beforeKolkata = await acct.live.get(kolkata);
+    expect(beforeKolkata.body.data.reduce((s: number, d: any) => s + d.summary.responses, 0)).toBe(60);
     expect(before.body.data.reduce((s: number, d: any) => s + d.summary.responses, 0)).toBe(60);
     // The operator command, through reporting's typed RebuildRollups call.
     const { stdout } = await admin('rebuild-rollups', '--from', new Date(base - 3600_000).toISOString(), '--to', new Date(Date.now() + 60_000).toISOString());
@@ -275,6 +279,7 @@ describe('rebuild', () => {
     expect(out.rollup_rows).toBeGreaterThan(0);
     const after = await acct.live.get(path);
     expect(after.body).toEqual(before.body);
+    expect((await acct.live.get(kolkata)).body).toEqual(beforeKolkata.body);
     // A range older than the raw-event retention is refused: its raw events are gone.
     const old = (await call('reporting', clientFor('reporting', ReportsClient), 'rebuildRollups', { from: '2020-01-01T00:00:00Z', to: '2020-01-02T00:00:00Z' }, new Metadata()).catch((e: { details?: string }) => e)) as { details?: string };
     expect(String(old.details)).toMatch(/retention/);
