@@ -139,3 +139,30 @@ withDbAndRedis('the serving-event stream', () => {
     expect((await rollupTotals(db, account)).clicks).toBe(50);
   });
 });
+
+withDb('raw-event retention', () => {
+  test('a lease-holding replica deletes raw events past the retention; the rollups keep counting them', async () => {
+    const account = ACCOUNT + 5;
+    const old = servingEvent({ account, id: 'old:impression', kind: EventKind.IMPRESSION, occurredAt: new Date(Date.now() - 3 * 86_400_000).toISOString() });
+    const recent = servingEvent({ account, id: 'recent:impression', kind: EventKind.IMPRESSION });
+    expect(await recordEvents([old, recent])).toEqual({ stored: 2 });
+    const db = reportingDb();
+    // A replica that keeps raw events one day; the platform's own replica holds the sweep lease, so
+    // let it lapse: the next claimant takes it over.
+    const replica = await startReportingReplica({ EVENT_RETENTION_DAYS: '1', EVENT_RETENTION_INTERVAL_MS: '1000' });
+    try {
+      await db.raw("update reporting_leases set expires_at = now() - interval '1 second' where name = 'retention'");
+      await waitFor('the old raw event to be deleted', async () => (await rawCount(db, account)) === 1);
+      const left = await db.raw('select id from serving_events where account_id = ?', [account]);
+      expect(left.rows.map((r: { id: string }) => r.id)).toEqual(['recent:impression']);
+      expect((await rollupTotals(db, account)).impressions).toBe(2);
+      const lease = await db.raw("select holder from reporting_leases where name = 'retention'");
+      expect(lease.rows).toHaveLength(1);
+    } finally {
+      await replica.stop();
+      // Hand the sweep back to the platform's replica with its default retention.
+      await db.raw("update reporting_leases set expires_at = now() - interval '1 second' where name = 'retention'");
+      await db.destroy();
+    }
+  });
+});
