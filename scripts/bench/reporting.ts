@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     const md = new Metadata();
     md.set('x-account-id', String(account));
     md.set('x-mode', 'live');
-    const q = { type: 'zone', period: 'day', preset: 'last-30-days', from: '', to: '', timezone: '', summary: '', details: 'true', breakdown: '', financials: '', publishers: '', zones: '', advertisers: '', campaigns: '', adItems: '', excludePublisherAdItems: '', excludeCampaignAdItems: '', excludeChannelStats: '', requireChannelStats: '', vast: false };
+    const q = { type: 'zone', period: 'day', preset: 'last-30-days', from: '', to: '', timezone: '', summary: '', details: 'true', breakdown: '', financials: '', publishers: '', zones: '', advertisers: '', campaigns: '', adItems: '', excludePublisherAdItems: '', excludeCampaignAdItems: '', excludeChannelStats: '', requireChannelStats: '', vast: false, textads: '', popups: '' };
     let checked = 0;
     for (let i = 0; i < reports + 3; i++) {
       let t0 = process.hrtime.bigint();

@@ -167,6 +167,7 @@ export function configurationQuery(a: Attributes, vast: boolean): ReportQuery {
     publishers: list('publishers'), zones: list('zones'), advertisers: list('advertisers'), campaigns: list('campaigns'), adItems: list('ad_items'),
     excludePublisherAdItems: String(a.exclude_publisher_ad_items === true), excludeCampaignAdItems: String(a.exclude_campaign_ad_items === true),
     excludeChannelStats: String(a.exclude_channel_stats === true), requireChannelStats: String(a.require_channel_stats === true), vast,
+    textads: '', popups: '',
   };
 }
 

@@ -29,6 +29,8 @@ export interface ParsedReport {
   excludeChannelStats: boolean;
   requireChannelStats: boolean;
   vast: boolean;
+  /** Filtered by text ads or popups, which are never recorded: nothing matches. */
+  unrecordedFilter: boolean;
 }
 
 /** Reads and checks a report query; a refusal names every bad parameter. */
@@ -53,6 +55,7 @@ export function parseReportQuery(q: ReportQuery, opts: { periodRequired?: boolea
     excludeCampaignAdItems: parseBool(q.excludeCampaignAdItems, 'exclude_campaign_ad_items', false, errors),
     excludeChannelStats: parseBool(q.excludeChannelStats, 'exclude_channel_stats', false, errors),
     requireChannelStats: parseBool(q.requireChannelStats, 'require_channel_stats', false, errors),
+    unrecordedFilter: parseIds(q.textads, 'textads', errors).length + parseIds(q.popups, 'popups', errors).length > 0,
   };
   errors.throwIfAny();
   return { type: type!, period, range: range!, vast: q.vast, ...parsed };
@@ -122,7 +125,7 @@ export async function buildReport(knex: Knex, tenant: Tenant, r: ParsedReport): 
   const column = ENTITY_COLUMN[r.type];
   let rows: RollupRow[] = [];
   // VAST events are not recorded yet (serving answers display ads only), and test mode records none.
-  if (column && !r.vast && tenant.mode === 'live') {
+  if (column && !r.vast && !r.unrecordedFilter && tenant.mode === 'live') {
     // Hourly rows when every boundary falls on a whole hour (UTC and whole-hour zones), quarter hours otherwise.
     const hourly = [...starts, r.range.to].every((t) => t % 3600_000 === 0);
     const qb = knex(hourly ? 'event_rollups_hourly' : 'event_rollups')
@@ -190,7 +193,7 @@ export async function buildReport(knex: Knex, tenant: Tenant, r: ParsedReport): 
 export async function buildGeoSummary(knex: Knex, tenant: Tenant, r: ParsedReport): Promise<Report> {
   const column = ENTITY_COLUMN[r.type];
   let rows: (RollupRow & { country: string })[] = [];
-  if (column && !r.vast && tenant.mode === 'live') {
+  if (column && !r.vast && !r.unrecordedFilter && tenant.mode === 'live') {
     const qb = knex('serving_events')
       .select(knex.raw(`${column} as entity`), 'country', 'currency')
       .select(knex.raw(`count(*) filter (where kind = 1) as responses, count(*) filter (where kind = 2) as impressions,

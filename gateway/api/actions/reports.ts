@@ -19,11 +19,11 @@ import { parseListParams } from '../params';
 
 const REPORT_PARAMS = [
   'type', 'period', 'preset', 'from', 'to', 'timezone', 'summary', 'details', 'breakdown', 'financials', 'advanced_conversion_data',
-  'publishers', 'zones', 'advertisers', 'campaigns', 'ad-items',
+  'publishers', 'zones', 'advertisers', 'campaigns', 'ad-items', 'textads', 'popups',
   'exclude_publisher_ad_items', 'exclude_campaign_ad_items', 'exclude_channel_stats', 'require_channel_stats',
 ];
-const VAST_REPORT_PARAMS = REPORT_PARAMS.filter((p) => !['advanced_conversion_data', 'exclude_publisher_ad_items', 'exclude_campaign_ad_items', 'exclude_channel_stats', 'require_channel_stats'].includes(p));
-const GEO_PARAMS = ['type', 'preset', 'from', 'to', 'timezone', 'publishers', 'zones', 'advertisers', 'campaigns', 'ad-items'];
+const VAST_REPORT_PARAMS = REPORT_PARAMS.filter((p) => !['advanced_conversion_data', 'textads', 'popups', 'exclude_publisher_ad_items', 'exclude_campaign_ad_items', 'exclude_channel_stats', 'require_channel_stats'].includes(p));
+const GEO_PARAMS = ['type', 'preset', 'from', 'to', 'timezone', 'publishers', 'zones', 'advertisers', 'campaigns', 'ad-items', 'textads', 'popups'];
 const DETAIL_PARAMS = ['filter_type', 'filter_ids', 'vast', 'preset', 'from', 'to', 'timezone', 'limit', 'offset'];
 const EVENT_LOG_PARAMS = ['log_type', 'from', 'to'];
 
@@ -48,6 +48,7 @@ export function reportQueryOf(q: Record<string, string>, vast: boolean): ReportQ
     publishers: q.publishers, zones: q.zones, advertisers: q.advertisers, campaigns: q.campaigns, adItems: q['ad-items'],
     excludePublisherAdItems: q.exclude_publisher_ad_items ?? '', excludeCampaignAdItems: q.exclude_campaign_ad_items ?? '',
     excludeChannelStats: q.exclude_channel_stats ?? '', requireChannelStats: q.require_channel_stats ?? '', vast,
+    textads: q.textads ?? '', popups: q.popups ?? '',
   };
 }
 

@@ -97,6 +97,9 @@ describe('GET /v2/reports', () => {
     expect(await get({ exclude_channel_stats: true })).toEqual({ 11: 4 });
     expect(await get({ require_channel_stats: true })).toEqual({ 12: 2 });
     expect(await get({ summary: false })).toEqual({ 11: undefined, 12: undefined });
+    // Text ads and popups are never recorded: filtering by them leaves nothing.
+    expect(await get({ textads: '5' })).toEqual({});
+    expect(await get({ popups: '5', zones: '11' })).toEqual({});
   });
 
   test('types this platform cannot produce yet answer an empty data list', async () => {
@@ -139,7 +142,8 @@ describe('GET /v2/reports', () => {
       [{ type: 'zone', period: 'day', preset: 'today', from: '2026-01-01T00:00:00+00:00', to: '2026-02-01T00:00:00+00:00' }, 'preset'],
       [{ type: 'zone', period: 'day', preset: 'today', details: 'yes' }, 'details'],
       [{ type: 'zone', period: 'day', preset: 'today', zones: '1,x' }, 'zones'],
-      [{ type: 'zone', period: 'day', preset: 'today', textads: '1' }, 'textads'],
+      [{ type: 'zone', period: 'day', preset: 'today', textads: 'one' }, 'textads'],
+      [{ type: 'zone', period: 'day', preset: 'today', color: 'blue' }, 'color'],
     ];
     for (const [params, field] of cases) {
       const res = await acct.live.get(`/v2/reports?${q(params)}`);
