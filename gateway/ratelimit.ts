@@ -9,8 +9,12 @@ import type { SharedState } from './redis-state';
 
 export type Bucket = 'general' | 'reporting';
 
-/** Spec section 8: these paths share the reporting budget; every other endpoint the general one. */
-export const REPORTING_PATHS = ['/v2/reports', '/v2/custom-reports', '/v2/vast-reports', '/v2/vast-custom-reports'];
+/**
+ * Spec section 8: these paths share the reporting budget; every other endpoint the general one. Besides
+ * the contract's four groups, the reference's other names for reports (`/v2/vast/reports`, the event
+ * logs) are reports too and spend the same budget.
+ */
+export const REPORTING_PATHS = ['/v2/reports', '/v2/custom-reports', '/v2/vast-reports', '/v2/vast-custom-reports', '/v2/vast/reports', '/v2/event-logs'];
 
 export const WINDOW_MS = 60_000;
 export const DEFAULT_LIMITS: Record<Bucket, number> = {

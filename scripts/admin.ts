@@ -5,11 +5,15 @@
  *   npm run admin -- list-keys --account ID
  *   npm run admin -- delete-key --account ID --key ID
  *   npm run admin -- set-limits --account ID [--general N] [--reporting N]   (requests per 60 s; 0 = default)
+ *   npm run admin -- rebuild-rollups --from ISO --to ISO   (recompute report rollups of a range from raw events)
+ *   npm run admin -- load-events --account ID [--events N] [--days 30] [--zones 20] [--ad-items 5] [--run NAME]
  * Each command prints one JSON line.
  */
 import { Metadata } from '@grpc/grpc-js';
 import { AccountsClient, Mode, type ApiKey } from '../proto/gen/adserver/accounts/v1/accounts';
+import { ReportsClient } from '../proto/gen/adserver/reporting/v1/reports';
 import { call, clientFor, closeClients } from '../services/shared/grpc/client';
+import { loadSyntheticEvents } from './bench/synthetic-events';
 
 type Args = Record<string, string>;
 
@@ -91,8 +95,24 @@ async function run(command: string, args: Args): Promise<unknown> {
       // 0 stored means "the platform default", shown as null.
       return { account: { id: res.accountId, limits: { general: res.generalLimit || null, reporting: res.reportingLimit || null } } };
     }
+    case 'rebuild-rollups': {
+      const res = await call<unknown, { events: number; rollupRows: number; from: string; to: string }>(
+        'reporting', clientFor('reporting', ReportsClient), 'rebuildRollups', { from: need(args, 'from'), to: need(args, 'to') }, new Metadata(), { timeoutMs: 30 * 60_000 },
+      );
+      return { rebuilt: { from: res.from, to: res.to, events: res.events, rollup_rows: res.rollupRows } };
+    }
+    case 'load-events': {
+      const num = (name: string, fallback: number) => {
+        const raw = args[name] ?? String(fallback);
+        if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw new Error(`--${name} must be a positive whole number`);
+        return Number(raw);
+      };
+      const opts = { account: num('account', 0), events: num('events', 100_000), days: num('days', 30), zones: num('zones', 20), adItems: num('ad-items', 5), run: args.run ?? `load-${Date.now().toString(36)}` };
+      const res = await loadSyntheticEvents(opts, num('batch', 5000), num('concurrency', 2));
+      return { loaded: { account: opts.account, run: opts.run, events: opts.events, stored: res.stored, seconds: Number(res.seconds.toFixed(2)), events_per_second: Math.round(opts.events / res.seconds) } };
+    }
     default:
-      throw new Error(`unknown command '${command}'; commands: create-account, create-key, list-keys, delete-key, set-limits`);
+      throw new Error(`unknown command '${command}'; commands: create-account, create-key, list-keys, delete-key, set-limits, rebuild-rollups, load-events`);
   }
 }
 

@@ -62,8 +62,9 @@ describe('general budget: 600 requests per 60 s per account', () => {
     expect(bList.status).toBe(200);
     expect(bList.headers['x-ratelimit-remaining']).toBe('599');
     // The reporting budget is separate.
+    // (A report without its required parameters is a 400, and still spends the reporting budget.)
     const report = await a.test.get('/v2/reports');
-    expect(report.status).toBe(404);
+    expect(report.status).toBe(400);
     expectLimitHeaders(report, 60);
     expect(report.headers['x-ratelimit-remaining']).toBe('59');
 
@@ -95,8 +96,8 @@ test('limits are set per account with the admin CLI and apply at once', async ()
     expect([res.status, res.headers['x-ratelimit-limit'], res.headers['x-ratelimit-remaining']]).toEqual([404, '5', String(4 - i)]);
   }
   expect429(await acct.test.get(CHEAP), 'v2', 5);
-  expect((await acct.test.get('/v2/reports')).status).toBe(404);
-  expect((await acct.test.get('/v2/reports')).status).toBe(404);
+  expect((await acct.test.get('/v2/reports')).status).toBe(400);
+  expect((await acct.test.get('/v2/reports')).status).toBe(400);
   expect429(await acct.test.get('/v2/reports'), 'v2', 2);
   // Back to the default while the gateway has the key cached: the change reaches it through the
   // accounts service's key stream, without waiting for the cache to expire.

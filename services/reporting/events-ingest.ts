@@ -37,6 +37,10 @@ export function batchProblems(events: ServingEvent[]): ParameterError[] {
   return problems;
 }
 
+/** The rollup tables and the width of their buckets. */
+export const ROLLUP_TABLES = { event_rollups: "date_bin('15 minutes', occurred_at, timestamptz '2000-01-01 00:00:00+00')", event_rollups_hourly: "date_trunc('hour', occurred_at)" } as const;
+export type RollupTable = keyof typeof ROLLUP_TABLES;
+
 // The raw insert keeps only events not yet stored; the rollup upsert adds exactly those rows, in one
 // statement (one transaction). Rollup rows are upserted in key order so concurrent batches (two
 // replicas) lock them in the same order and never deadlock on each other.
@@ -68,28 +72,31 @@ with input as (
   from input
   on conflict (id) do nothing
   returning kind, occurred_at, account_id, publisher_id, zone_id, advertiser_id, campaign_id, ad_item_id,
-    placement_id, assignment_id, currency, amount
+    placement_id, assignment_id, channel_id, currency, amount
 ), up as (
-  ${rollupUpsert('ins')}
+  ${rollupUpsert('ins', 'event_rollups')}
+  returning 1
+), up_hourly as (
+  ${rollupUpsert('ins', 'event_rollups_hourly')}
   returning 1
 )
 select (select count(*) from ins)::int as stored`;
 
 /**
  * The rollup upsert of the event rows in `source` (a CTE or table expression with the serving_events
- * columns). Shared by ingestion and the rebuild, so both count the same way.
+ * columns) into one rollup table. Shared by ingestion and the rebuild, so both count the same way.
  */
-export function rollupUpsert(source: string): string {
-  return `insert into event_rollups as r (bucket, account_id, publisher_id, zone_id, advertiser_id, campaign_id, ad_item_id,
-    placement_id, assignment_id, currency, responses, impressions, clicks, conversions, amount)
-  select date_bin('15 minutes', occurred_at, timestamptz '2000-01-01 00:00:00+00') as bucket, account_id, publisher_id,
-    zone_id, advertiser_id, campaign_id, ad_item_id, placement_id, assignment_id, currency,
+export function rollupUpsert(source: string, table: RollupTable): string {
+  return `insert into ${table} as r (bucket, account_id, publisher_id, zone_id, advertiser_id, campaign_id, ad_item_id,
+    placement_id, assignment_id, channel_id, currency, responses, impressions, clicks, conversions, amount)
+  select ${ROLLUP_TABLES[table]} as bucket, account_id, publisher_id,
+    zone_id, advertiser_id, campaign_id, ad_item_id, placement_id, assignment_id, channel_id, currency,
     count(*) filter (where kind = 1), count(*) filter (where kind = 2), count(*) filter (where kind = 3),
     count(*) filter (where kind = 4), coalesce(sum(amount), 0)
   from ${source}
-  group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
-  order by 2, 1, 3, 4, 5, 6, 7, 8, 9, 10
-  on conflict (account_id, bucket, publisher_id, zone_id, advertiser_id, campaign_id, ad_item_id, placement_id, assignment_id, currency)
+  group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
+  order by 2, 1, 3, 4, 5, 6, 7, 8, 9, 10, 11
+  on conflict (account_id, bucket, publisher_id, zone_id, advertiser_id, campaign_id, ad_item_id, placement_id, assignment_id, channel_id, currency)
   do update set responses = r.responses + excluded.responses, impressions = r.impressions + excluded.impressions,
     clicks = r.clicks + excluded.clicks, conversions = r.conversions + excluded.conversions, amount = r.amount + excluded.amount`;
 }

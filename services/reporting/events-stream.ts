@@ -55,8 +55,10 @@ export class EventStreamConsumer {
   }
 
   async start(): Promise<void> {
-    await this.ensureGroup();
-    this.loop = this.readLoop();
+    // Redis away at start is not fatal (nor waited for): the read loop creates the group once it answers.
+    this.loop = this.ensureGroup()
+      .catch((err) => log.warn('event stream group not created yet', errorFields(err)))
+      .then(() => this.readLoop());
     const claim = () => {
       if (!this.claiming) this.claiming = this.claimAbandoned().catch((err) => log.warn('event stream claim failed', errorFields(err))).finally(() => (this.claiming = undefined));
     };

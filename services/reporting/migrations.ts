@@ -78,4 +78,58 @@ export const migrations: Migration[] = [
         )`);
     },
   },
+  {
+    // Channel joins the rollup key, so the channel include/exclude filters read rollups too.
+    name: '0003_reporting_rollup_channel',
+    async up(db) {
+      await db.raw('alter table event_rollups add column channel_id bigint not null default 0');
+      await db.raw('alter table event_rollups drop constraint event_rollups_pkey');
+      await db.raw(`alter table event_rollups add primary key
+        (account_id, bucket, publisher_id, zone_id, advertiser_id, campaign_id, ad_item_id, placement_id, assignment_id, channel_id, currency)`);
+    },
+  },
+  {
+    // Results of report configurations: queued by a caller or a schedule (one per schedule occurrence:
+    // the unique index makes every replica's scheduler agree), claimed by one replica with a lease.
+    name: '0004_reporting_generated_reports',
+    async up(db) {
+      await db.raw(`
+        create table generated_reports (
+          id bigserial primary key,
+          account_id bigint not null,
+          mode varchar(4) not null,
+          configuration_id bigint not null references resources (id) on delete cascade,
+          schedule_id bigint references resources (id) on delete set null,
+          due_at timestamptz,
+          name text not null,
+          status text not null default 'queued',
+          attempts int not null default 0,
+          lease_owner text,
+          lease_expires_at timestamptz,
+          error text,
+          result bytea,
+          created_at timestamptz not null default now(),
+          started_at timestamptz,
+          completed_at timestamptz
+        )`);
+      await db.raw('create unique index generated_reports_occurrence on generated_reports (schedule_id, due_at) where due_at is not null');
+      await db.raw('create index generated_reports_tenant on generated_reports (account_id, mode, configuration_id, id)');
+      await db.raw("create index generated_reports_pending on generated_reports (id) where status in ('queued', 'running')");
+    },
+  },
+  {
+    // The same counts per hour: a report whose period starts all fall on whole hours (UTC and every zone
+    // with a whole-hour offset) reads a quarter of the rows. Quarter hours stay the truth for the others.
+    name: '0005_reporting_hourly_rollups',
+    async up(db) {
+      await db.raw('create table event_rollups_hourly (like event_rollups including defaults including constraints)');
+      await db.raw(`alter table event_rollups_hourly add primary key
+        (account_id, bucket, publisher_id, zone_id, advertiser_id, campaign_id, ad_item_id, placement_id, assignment_id, channel_id, currency)`);
+      await db.raw(`insert into event_rollups_hourly (bucket, account_id, publisher_id, zone_id, advertiser_id, campaign_id, ad_item_id, placement_id,
+          assignment_id, channel_id, currency, responses, impressions, clicks, conversions, amount)
+        select date_trunc('hour', bucket), account_id, publisher_id, zone_id, advertiser_id, campaign_id, ad_item_id, placement_id,
+          assignment_id, channel_id, currency, sum(responses), sum(impressions), sum(clicks), sum(conversions), sum(amount)
+        from event_rollups group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11`);
+    },
+  },
 ];

@@ -1,18 +1,31 @@
+import type { ServerUnaryCall } from '@grpc/grpc-js';
 import { EventIngestService, type RecordEventsRequest, type RecordEventsResponse } from '../../proto/gen/adserver/reporting/v1/events';
+import {
+  ReportsService, type EventDetailsPage, type EventDetailsQuery, type EventLogExport, type EventLogQuery, type RebuildRollupsRequest,
+  type RebuildRollupsResponse, type Report, type ReportQuery,
+} from '../../proto/gen/adserver/reporting/v1/reports';
 import { envStr } from '../shared/config';
 import { fail } from '../shared/errors';
 import { implement } from '../shared/grpc/server';
 import type { ServiceSpec } from '../shared/service-main';
+import { tenantFromMetadata } from '../shared/tenant';
+import { exportEventLog, listEventDetails } from './event-details';
+import { customReportHooks, customReportsBinding, startReportGeneration } from './custom-reports';
 import { batchProblems, recordEvents } from './events-ingest';
 import { EventStreamConsumer } from './events-stream';
 import { migrations } from './migrations';
+import { buildGeoSummary, buildReport, parseReportQuery } from './report-query';
+import { rebuildRollups, startRetentionSweep } from './rollup-maintenance';
 
 const MAX_BATCH = 10_000;
+const tenantOf = (call: ServerUnaryCall<unknown, unknown>) => tenantFromMetadata(call.metadata);
 
 export const reportingService: ServiceSpec = {
   name: 'reporting',
   migrations,
+  hooks: customReportHooks,
   bindings: (db) => [
+    customReportsBinding(db.knex),
     {
       definition: EventIngestService,
       implementation: implement('EventIngest', {
@@ -25,13 +38,44 @@ export const reportingService: ServiceSpec = {
         },
       }),
     },
+    {
+      definition: ReportsService,
+      implementation: implement('Reports', {
+        async getReport(req: ReportQuery, call): Promise<Report> {
+          return buildReport(db.knex, tenantOf(call), parseReportQuery(req));
+        },
+        async getGeoSummary(req: ReportQuery, call): Promise<Report> {
+          return buildGeoSummary(db.knex, tenantOf(call), parseReportQuery(req, { periodRequired: false }));
+        },
+        async listEventDetails(req: EventDetailsQuery, call): Promise<EventDetailsPage> {
+          if (req.kind !== 'click' && req.kind !== 'conversion') throw fail.badRequest("kind must be 'click' or 'conversion'.");
+          if (req.limit < 1 || req.limit > 100 || req.offset < 0) throw fail.badRequest('limit must be 1-100 and offset non-negative.');
+          return listEventDetails(db.knex, tenantOf(call), req);
+        },
+        async exportEventLog(req: EventLogQuery, call): Promise<EventLogExport> {
+          return exportEventLog(db.knex, tenantOf(call), req);
+        },
+        /** An operator call (admin CLI): it spans every account, so it carries no tenant. */
+        async rebuildRollups(req: RebuildRollupsRequest): Promise<RebuildRollupsResponse> {
+          return rebuildRollups(db.knex, req);
+        },
+      }),
+    },
   ],
-  /** With REDIS_URL, reads the serving-event stream (every replica joins the same consumer group). */
+  /**
+   * Report generation (schedules and queued results, lease-claimed), the raw-event retention sweep (lease-claimed, one replica at a time) and, with REDIS_URL, the
+   * serving-event stream reader (every replica joins the same consumer group).
+   */
   async start(db) {
+    const stopRetention = startRetentionSweep(db.knex);
+    const stopGeneration = startReportGeneration(db.knex);
     const url = envStr('REDIS_URL');
-    if (!url) return;
-    const consumer = new EventStreamConsumer(db.knex, url);
-    await consumer.start();
-    return () => consumer.stop();
+    const consumer = url ? new EventStreamConsumer(db.knex, url) : undefined;
+    await consumer?.start();
+    return async () => {
+      await consumer?.stop();
+      await stopGeneration();
+      await stopRetention();
+    };
   },
 };

@@ -3,6 +3,8 @@ import { selfserveActions } from './selfserve';
 import { adItemActions } from './ad-items';
 import { tagActions } from './tags';
 import { removedEndpoints } from './removed';
+import { reportActions } from './reports';
+import { customReportActions } from './custom-reports';
 
 /**
  * Operations beyond the catalog's CRUD, each a module that mounts its routes (and calls its service's
@@ -10,4 +12,4 @@ import { removedEndpoints } from './removed';
  */
 export type ActionModule = (router: Router) => void;
 
-export const ACTION_MODULES: ActionModule[] = [adItemActions, tagActions, selfserveActions, removedEndpoints];
+export const ACTION_MODULES: ActionModule[] = [customReportActions, adItemActions, tagActions, selfserveActions, reportActions, removedEndpoints];

@@ -6,8 +6,7 @@ import { EventKind, recordEvents, reportingDb, servingEvent, startReportingRepli
 
 // Account ids here are far above the shared platform's, so these events never meet another test's.
 const ACCOUNT = 900_000_000 + Math.floor(Math.random() * 1_000_000);
-const withDb = process.env.DATABASE_URL ? describe : describe.skip;
-const withDbAndRedis = process.env.DATABASE_URL && process.env.REDIS_URL ? describe : describe.skip;
+const withRedis = process.env.REDIS_URL ? describe : describe.skip;
 
 async function rollupTotals(db: Knex, account: number) {
   const rows = await db.raw(
@@ -33,15 +32,13 @@ describe('EventIngest.RecordEvents', () => {
     expect(await recordEvents([events[0], events[0], events[14]])).toEqual({ stored: 0 });
     const fresh = servingEvent({ account, id: 'x1:click', kind: EventKind.CLICK, pricingModel: 'cpc', price: '0.40', currency: 'USD' });
     expect(await recordEvents([fresh, fresh])).toEqual({ stored: 1 });
-    if (process.env.DATABASE_URL) {
-      const db = reportingDb();
-      try {
-        expect(await rawCount(db, account)).toBe(16);
-        // 15 impressions at 2.50 CPM cost 0.0375; one click at 0.40 CPC.
-        expect(await rollupTotals(db, account)).toEqual({ responses: 0, impressions: 15, clicks: 1, conversions: 0, amount: '0.437500000' });
-      } finally {
-        await db.destroy();
-      }
+    const db = reportingDb();
+    try {
+      expect(await rawCount(db, account)).toBe(16);
+      // 15 impressions at 2.50 CPM cost 0.0375; one click at 0.40 CPC.
+      expect(await rollupTotals(db, account)).toEqual({ responses: 0, impressions: 15, clicks: 1, conversions: 0, amount: '0.437500000' });
+    } finally {
+      await db.destroy();
     }
   });
 
@@ -58,7 +55,7 @@ describe('EventIngest.RecordEvents', () => {
   });
 });
 
-withDb('concurrent batches', () => {
+describe('concurrent batches', () => {
   test('the same events sent by many callers at once are counted once', async () => {
     const account = ACCOUNT + 2;
     const events = Array.from({ length: 300 }, (_, i) => servingEvent({ account, id: `c${i}:response`, zone: (i % 7) + 1 }));
@@ -74,7 +71,7 @@ withDb('concurrent batches', () => {
   });
 });
 
-withDbAndRedis('the serving-event stream', () => {
+withRedis('the serving-event stream', () => {
   const key = `${process.env.REDIS_KEY_PREFIX}serving-events`;
   let redis: Redis;
   let replica: Awaited<ReturnType<typeof startReportingReplica>>;
@@ -137,5 +134,32 @@ withDbAndRedis('the serving-event stream', () => {
       return !d || Number(d.pending) === 0;
     });
     expect((await rollupTotals(db, account)).clicks).toBe(50);
+  });
+});
+
+describe('raw-event retention', () => {
+  test('a lease-holding replica deletes raw events past the retention; the rollups keep counting them', async () => {
+    const account = ACCOUNT + 5;
+    const old = servingEvent({ account, id: 'old:impression', kind: EventKind.IMPRESSION, occurredAt: new Date(Date.now() - 3 * 86_400_000).toISOString() });
+    const recent = servingEvent({ account, id: 'recent:impression', kind: EventKind.IMPRESSION });
+    expect(await recordEvents([old, recent])).toEqual({ stored: 2 });
+    const db = reportingDb();
+    // A replica that keeps raw events one day; the platform's own replica holds the sweep lease, so
+    // let it lapse: the next claimant takes it over.
+    const replica = await startReportingReplica({ EVENT_RETENTION_DAYS: '1', EVENT_RETENTION_INTERVAL_MS: '1000' });
+    try {
+      await db.raw("update reporting_leases set expires_at = now() - interval '1 second' where name = 'retention'");
+      await waitFor('the old raw event to be deleted', async () => (await rawCount(db, account)) === 1);
+      const left = await db.raw('select id from serving_events where account_id = ?', [account]);
+      expect(left.rows.map((r: { id: string }) => r.id)).toEqual(['recent:impression']);
+      expect((await rollupTotals(db, account)).impressions).toBe(2);
+      const lease = await db.raw("select holder from reporting_leases where name = 'retention'");
+      expect(lease.rows).toHaveLength(1);
+    } finally {
+      await replica.stop();
+      // Hand the sweep back to the platform's replica with its default retention.
+      await db.raw("update reporting_leases set expires_at = now() - interval '1 second' where name = 'retention'");
+      await db.destroy();
+    }
   });
 });

@@ -1,0 +1,85 @@
+import type { NextFunction, Request, Response, Router } from 'express';
+import { CustomReportsClient, type GeneratedReport, type GeneratedReportList } from '../../../proto/gen/adserver/reporting/v1/custom_reports';
+import { ctxOf } from '../../context';
+import { apiErrors } from '../../errors';
+import { callService } from '../backend';
+import { parseId, parseListParams } from '../params';
+import { reportOut } from './reports';
+
+const DISPLAY = '/v2/reports/report-configurations';
+const VAST = '/v2/vast-custom-reports';
+/** The contract's name for display configurations; the same resources as the reference's path. */
+const DISPLAY_ALIAS = '/v2/custom-reports';
+
+function generatedOut(g: GeneratedReport, base: string, single: boolean) {
+  const self = g.schedule ? `${base}/${g.configuration}/schedules/${g.schedule}/generated/${g.id}` : `${base}/${g.configuration}/generated/${g.id}`;
+  return {
+    object: 'generated_report_configuration',
+    self,
+    id: g.id,
+    name: g.name,
+    report_configuration: g.configuration,
+    report_configuration_schedule: g.schedule || null,
+    status: g.status,
+    created_at: g.createdAt,
+    sent_at: g.status === 'success' ? g.completedAt : null,
+    completed_at: g.completedAt || null,
+    error: g.error || null,
+    // Results are fetched through the API with a key; no contacts are e-mailed yet.
+    active_recipients: [],
+    removed_recipients: [],
+    display_as: { details: g.displayDetails, summary: g.displaySummary },
+    ...(single && g.report ? { report: reportOut(g.report, self) } : {}),
+  };
+}
+
+/**
+ * Custom reports beyond the configurations' and schedules' CRUD (which the catalog serves): queue a
+ * generation, list and fetch generated results, under the display and VAST names alike.
+ */
+export function customReportActions(router: Router): void {
+  // `/v2/custom-reports/...` is `/v2/reports/report-configurations/...` under the contract's name.
+  router.use((req: Request, _res: Response, next: NextFunction) => {
+    if (req.path === DISPLAY_ALIAS || req.path.startsWith(`${DISPLAY_ALIAS}/`)) req.url = DISPLAY + req.url.slice(DISPLAY_ALIAS.length);
+    next();
+  });
+
+  for (const [base, vast] of [[DISPLAY, false], [VAST, true]] as const) {
+    router.post(`${base}/:id/generate`, async (req, res) => {
+      const configuration = parseId(req.params.id as string, 'report configuration');
+      const g = await callService<GeneratedReport>(ctxOf(res), 'reporting', CustomReportsClient, 'generate', { configuration, vast });
+      res.json(generatedOut(g, base, false));
+    });
+    const list = (withConfiguration: boolean, withSchedule: boolean) => async (req: Request, res: Response) => {
+      const lp = parseListParams(req);
+      for (const name of Object.keys(req.query)) {
+        if (!['limit', 'offset', 'id'].includes(name)) throw apiErrors.invalid([{ field: name, type: 'unknown_field', message: `'${name.slice(0, 64)}' is not a parameter of this list; use limit, offset or id.` }]);
+      }
+      const list = await callService<GeneratedReportList>(ctxOf(res), 'reporting', CustomReportsClient, 'listGenerated', {
+        configuration: withConfiguration ? parseId(req.params.id as string, 'report configuration') : 0,
+        schedule: withSchedule ? parseId(req.params.sid as string, 'report configuration schedule') : 0,
+        vast, limit: lp.limit, offset: lp.offset, ids: lp.ids,
+      }, { idempotent: true });
+      res.json({ object: 'list', has_more: list.hasMore, limit: lp.limit, offset: lp.offset, url: req.path, data: list.items.map((g) => generatedOut(g, base, false)) });
+    };
+    const one = (withSchedule: boolean) => async (req: Request, res: Response) => {
+      const g = await callService<GeneratedReport>(ctxOf(res), 'reporting', CustomReportsClient, 'getGenerated', {
+        configuration: parseId(req.params.id as string, 'report configuration'),
+        schedule: withSchedule ? parseId(req.params.sid as string, 'report configuration schedule') : 0,
+        id: parseId(req.params.gid as string, 'generated report'),
+        vast,
+      }, { idempotent: true });
+      res.json(generatedOut(g, base, true));
+    };
+    router.get(`${base}/generated`, list(false, false));
+    router.get(`${base}/:id/generated`, list(true, false));
+    router.get(`${base}/:id/generated/:gid`, one(false));
+    router.get(`${base}/:id/schedules/:sid/generated`, list(true, true));
+    router.get(`${base}/:id/schedules/:sid/generated/:gid`, one(true));
+    for (const p of [`${base}/:id/generate`, `${base}/generated`, `${base}/:id/generated`, `${base}/:id/generated/:gid`, `${base}/:id/schedules/:sid/generated`, `${base}/:id/schedules/:sid/generated/:gid`]) {
+      router.all(p, (req) => {
+        throw apiErrors.notSupported(req.method, p.replace(/:(\w+)/g, '{$1}'));
+      });
+    }
+  }
+}

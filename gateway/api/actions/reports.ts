@@ -1,0 +1,202 @@
+import type { Request, Response, Router } from 'express';
+import {
+  ReportsClient, type BreakdownRow, type EventDetail, type EventDetailsPage, type EventLogExport, type Report, type ReportQuery, type Totals,
+} from '../../../proto/gen/adserver/reporting/v1/reports';
+import type { ParameterError } from '../../../services/shared/catalog';
+import { divide, formatDecimal, parseDecimal } from '../../../services/shared/decimal';
+import { formatTimestamp } from '../../../services/shared/db';
+import { ctxOf } from '../../context';
+import { apiErrors } from '../../errors';
+import { callService } from '../backend';
+import { parseListParams } from '../params';
+
+/**
+ * The reports of the reference API (display and VAST reports, geo summaries, click and conversion
+ * details, event logs), answered by reporting's typed Reports API. The gateway only collects the
+ * query (refusing names it does not know, so a typo is never silently ignored); reporting checks the
+ * values and names the parameter it refuses.
+ */
+
+const REPORT_PARAMS = [
+  'type', 'period', 'preset', 'from', 'to', 'timezone', 'summary', 'details', 'breakdown', 'financials', 'advanced_conversion_data',
+  'publishers', 'zones', 'advertisers', 'campaigns', 'ad-items', 'textads', 'popups',
+  'exclude_publisher_ad_items', 'exclude_campaign_ad_items', 'exclude_channel_stats', 'require_channel_stats',
+];
+const VAST_REPORT_PARAMS = REPORT_PARAMS.filter((p) => !['advanced_conversion_data', 'textads', 'popups', 'exclude_publisher_ad_items', 'exclude_campaign_ad_items', 'exclude_channel_stats', 'require_channel_stats'].includes(p));
+const GEO_PARAMS = ['type', 'preset', 'from', 'to', 'timezone', 'publishers', 'zones', 'advertisers', 'campaigns', 'ad-items', 'textads', 'popups'];
+const DETAIL_PARAMS = ['filter_type', 'filter_ids', 'vast', 'preset', 'from', 'to', 'timezone', 'limit', 'offset'];
+const EVENT_LOG_PARAMS = ['log_type', 'from', 'to'];
+
+/** The query as single strings ('' when absent), refusing unknown names and repeated values. */
+export function queryOf(req: Request, allowed: string[]): Record<string, string> {
+  const errors: ParameterError[] = [];
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.query)) {
+    if (!allowed.includes(name)) errors.push({ field: name, type: 'unknown_field', message: `'${name.slice(0, 64)}' is not a parameter of ${req.path}; known: ${allowed.join(', ')}.` });
+    else if (typeof value !== 'string') errors.push({ field: name, type: 'invalid_value', message: `'${name}' must be given once, as a plain value.` });
+    else out[name] = value;
+  }
+  if (errors.length) throw apiErrors.invalid(errors);
+  for (const name of allowed) out[name] ??= '';
+  return out;
+}
+
+export function reportQueryOf(q: Record<string, string>, vast: boolean): ReportQuery {
+  return {
+    type: q.type, period: q.period ?? '', preset: q.preset, from: q.from, to: q.to, timezone: q.timezone,
+    summary: q.summary ?? '', details: q.details ?? '', breakdown: q.breakdown ?? '', financials: q.financials ?? '',
+    publishers: q.publishers, zones: q.zones, advertisers: q.advertisers, campaigns: q.campaigns, adItems: q['ad-items'],
+    excludePublisherAdItems: q.exclude_publisher_ad_items ?? '', excludeCampaignAdItems: q.exclude_campaign_ad_items ?? '',
+    excludeChannelStats: q.exclude_channel_stats ?? '', requireChannelStats: q.require_channel_stats ?? '', vast,
+    textads: q.textads ?? '', popups: q.popups ?? '',
+  };
+}
+
+/** Money crosses gRPC as decimal text; the API shows numbers, rounded to 6 decimals. */
+const amount = (v: bigint) => Number(formatDecimal(v, 6));
+
+/** The reference's financials: cost, payout, revenue and effective rates, one entry per currency. */
+export function financialsOut(t: Totals) {
+  const per = (f: (cost: bigint) => bigint) => t.cost.map((m) => ({ cur: m.currency, amount: amount(f(parseDecimal(m.amount))) }));
+  return {
+    cost: per((c) => c),
+    // No publisher share is configured on this platform yet: the administrator keeps the whole cost.
+    payout: per(() => 0n),
+    revenue: per((c) => c),
+    e_cpm: per((c) => divide(c * 1000n, t.impressions)),
+    e_cpc: per((c) => divide(c, t.clicks)),
+    e_cpa: per((c) => divide(c, t.conversions)),
+  };
+}
+
+function countsOut(t: Totals | undefined, financials: boolean) {
+  const x = t ?? { responses: 0, impressions: 0, clicks: 0, conversions: 0, cost: [] };
+  return { responses: x.responses, impressions: x.impressions, clicks: x.clicks, conversions: x.conversions, ...(financials ? { financials: financialsOut(x) } : {}) };
+}
+
+function breakdownOut(b: BreakdownRow, financials: boolean) {
+  return {
+    placement: b.placement || null,
+    ad_item: { type: 'ad_item', id: b.adItem },
+    campaign: b.campaign ? { type: 'campaign', id: b.campaign } : null,
+    zone: b.zone ? { type: 'standard_zone', id: b.zone } : null,
+    ...(b.assignment ? { campaign_assignment: b.assignment } : {}),
+    ...countsOut(b.totals, financials),
+  };
+}
+
+export function reportOut(r: Report, url: string) {
+  return {
+    object: 'report',
+    url,
+    data: r.data.map((e) => ({
+      type: r.type,
+      id: e.id,
+      ...(r.summary ? { summary: { ...countsOut(e.summary, r.financials), ...(r.breakdown ? { breakdown: e.breakdown.map((b) => breakdownOut(b, r.financials)) } : {}) } } : {}),
+      ...(r.details
+        ? { details: e.details.map((d) => ({ start_date: d.startDate, ...countsOut(d.totals, r.financials), ...(r.breakdown ? { breakdown: d.breakdown.map((b) => breakdownOut(b, r.financials)) } : {}) })) }
+        : {}),
+    })),
+    meta: { type: r.type, period: r.period, from: r.from, to: r.to, timezone: r.timezone },
+  };
+}
+
+const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
+const countryName = (code: string) => {
+  if (!code) return null;
+  try {
+    return regionNames.of(code) ?? code;
+  } catch {
+    return code;
+  }
+};
+
+function detailOut(kind: 'click' | 'conversion', d: EventDetail) {
+  const common = { zone: d.zone || null, campaign: d.campaign || null, advertisement: d.adItem ? { type: 'ad_item', id: d.adItem } : null };
+  const place = { ip: d.ip, country: countryName(d.country), region: d.region || null, city: d.city || null };
+  if (kind === 'click') {
+    return {
+      ...common, click_date: formatTimestamp(new Date(Date.parse(d.occurredAt))), clicked_at: d.occurredAt, ...place, country_code: d.country || null,
+      custom_param_1: null, custom_param_2: null, custom_param_3: null, custom_param_4: null, custom_param_5: null,
+    };
+  }
+  return {
+    ...common, conversion_date: d.occurredAt, impression_date: null, attribution: null, referrer: d.referrer || null, ...place,
+    value: d.conversionValue ? Number(d.conversionValue) : null, transaction_id: d.conversionReference || null, product_id: null,
+  };
+}
+
+export function reportActions(router: Router): void {
+  const getReport = (vast: boolean) => async (req: Request, res: Response) => {
+    const q = queryOf(req, vast ? VAST_REPORT_PARAMS : REPORT_PARAMS);
+    const report = await callService<Report>(ctxOf(res), 'reporting', ReportsClient, 'getReport', reportQueryOf(q, vast), { idempotent: true, timeoutMs: 30_000 });
+    res.json(reportOut(report, req.path));
+  };
+  router.get('/v2/reports', getReport(false));
+  router.get('/v2/vast-reports', getReport(true));
+  router.get('/v2/vast/reports', getReport(true));
+
+  const geo = (vast: boolean) => async (req: Request, res: Response) => {
+    const q = queryOf(req, GEO_PARAMS);
+    const r = await callService<Report>(ctxOf(res), 'reporting', ReportsClient, 'getGeoSummary', reportQueryOf(q, vast), { idempotent: true, timeoutMs: 30_000 });
+    res.json({
+      object: 'geo_summary_report',
+      url: req.path,
+      data: r.data.map((e) => ({
+        type: r.type,
+        id: e.id,
+        details: Object.fromEntries(e.details.map((d) => [d.country, { impressions: d.totals!.impressions, clicks: d.totals!.clicks, conversions: d.totals!.conversions }])),
+      })),
+      meta: { type: r.type, from: r.from, to: r.to, timezone: r.timezone },
+    });
+  };
+  router.get('/v2/reports/geo-summary-report', geo(false));
+  router.get('/v2/vast-reports/geo-summary-report', geo(true));
+
+  const details = (kind: 'click' | 'conversion') => async (req: Request, res: Response) => {
+    const q = queryOf(req, DETAIL_PARAMS);
+    const { limit, offset } = parseListParams(req);
+    if (q.vast !== '' && !['true', 'false', '1', '0'].includes(q.vast)) throw apiErrors.invalid([{ field: 'vast', type: 'invalid_value', message: "'vast' must be true or false." }]);
+    const page = await callService<EventDetailsPage>(ctxOf(res), 'reporting', ReportsClient, 'listEventDetails', {
+      kind, filterType: q.filter_type, filterIds: q.filter_ids, preset: q.preset, from: q.from, to: q.to, timezone: q.timezone, limit, offset,
+      vast: q.vast === 'true' || q.vast === '1',
+    }, { idempotent: true, timeoutMs: 30_000 });
+    res.json({
+      object: `${kind}_detail_report`,
+      url: req.path,
+      data: page.data.map((d) => detailOut(kind, d)),
+      meta: { limit, offset, has_more: page.hasMore, from: page.from, to: page.to, timezone: page.timezone },
+    });
+  };
+  router.get('/v2/reports/click-details', details('click'));
+  router.get('/v2/reports/conversion-details', details('conversion'));
+
+  router.get('/v2/event-logs', async (req, res) => {
+    const q = queryOf(req, EVENT_LOG_PARAMS);
+    const out = await callService<EventLogExport>(ctxOf(res), 'reporting', ReportsClient, 'exportEventLog', { logType: q.log_type, from: q.from, to: q.to, listOnly: true }, { idempotent: true });
+    res.json({
+      object: 'event_logs',
+      url: req.path,
+      data: Object.fromEntries(out.days.map((d) => [d, `/v2/event-logs/${q.log_type}/${d}.csv`])),
+      meta: { total: out.days.length },
+    });
+  });
+  /** One UTC day of one log type as CSV (each row carries its hour), fetched with the same key. */
+  router.get('/v2/event-logs/:logType/:file', async (req, res) => {
+    queryOf(req, []);
+    const m = /^(\d{4}-\d{2}-\d{2})\.csv$/.exec(req.params.file as string);
+    if (!m) throw apiErrors.notFound(`No event log ${String(req.params.file).slice(0, 64)}; event logs are named YYYY-MM-DD.csv.`);
+    const out = await callService<EventLogExport>(ctxOf(res), 'reporting', ReportsClient, 'exportEventLog', { logType: req.params.logType, from: m[1], to: m[1], listOnly: false }, {
+      idempotent: true, timeoutMs: 60_000,
+    });
+    res.setHeader('Content-Type', 'text/csv; charset=utf-8');
+    res.setHeader('Content-Disposition', `attachment; filename="${req.params.logType}-${m[1]}.csv"`);
+    res.send(out.csv);
+  });
+
+  const notSupported = (path: string) => router.all(path, (req) => {
+    throw apiErrors.notSupported(req.method, path);
+  });
+  for (const p of ['/v2/reports', '/v2/vast-reports', '/v2/vast/reports', '/v2/reports/geo-summary-report', '/v2/vast-reports/geo-summary-report',
+    '/v2/reports/click-details', '/v2/reports/conversion-details', '/v2/event-logs', '/v2/event-logs/:logType/:file']) notSupported(p);
+}
