@@ -1,7 +1,7 @@
-import crypto from 'node:crypto';
 import { Metadata, type ClientReadableStream } from '@grpc/grpc-js';
 import type { NextFunction, Request, Response } from 'express';
 import { AccountsClient, Mode, type KeyIdentity, type KeyRevocation } from '../proto/gen/adserver/accounts/v1/accounts';
+import { hashApiKey, looksLikeApiKey } from '../services/shared/api-keys';
 import { envInt } from '../services/shared/config';
 import { call, clientFor } from '../services/shared/grpc/client';
 import { withInternalToken } from '../services/shared/internal-token';
@@ -14,8 +14,6 @@ interface Cached {
   identity: Omit<RequestContext, 'version'>;
   expires: number;
 }
-
-const KEY_SHAPE = /^(test|live)_[A-Za-z0-9_-]{20,100}$/;
 
 /**
  * Resolves API keys through the accounts service. Resolutions are cached briefly (KEY_CACHE_TTL_MS);
@@ -56,9 +54,8 @@ export class KeyResolver {
   }
 
   async resolve(secret: string): Promise<Cached['identity'] | undefined> {
-    // Every key the platform issues has this shape; anything else cannot resolve.
-    if (!KEY_SHAPE.test(secret)) return undefined;
-    const hash = crypto.createHash('sha256').update(secret, 'utf8').digest('hex');
+    if (!looksLikeApiKey(secret)) return undefined;
+    const hash = hashApiKey(secret);
     const hit = this.cache.get(hash);
     if (hit && hit.expires > Date.now()) return hit.identity;
     const missed = this.misses.get(hash);
@@ -95,10 +92,10 @@ export function keyFromHeader(header: string | undefined): string | undefined {
   const m = /^Basic\s+(\S+)\s*$/i.exec(header);
   if (!m) return undefined;
   const token = m[1];
-  if (KEY_SHAPE.test(token)) return token;
+  if (looksLikeApiKey(token)) return token;
   const decoded = Buffer.from(token, 'base64').toString('utf8');
   const user = decoded.split(':')[0];
-  return KEY_SHAPE.test(user) ? user : token;
+  return looksLikeApiKey(user) ? user : token;
 }
 
 export function authenticate(resolver: KeyResolver) {

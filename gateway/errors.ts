@@ -91,3 +91,12 @@ function renameMessage(message: string, parameters: ParameterError[] | undefined
   if (parameters?.length === 1) return parameters[0].message.replace(/^'[^']*'/, `'${parameters[0].field}'`);
   return message;
 }
+
+/**
+ * The 501 for a method a path does not serve: mounted with `router.all(path, methodNotSupported)` after
+ * the path's real handlers. The message names the path as documented (`{id}`, not `:id`).
+ */
+export function methodNotSupported(req: { method: string; route?: { path?: unknown }; path: string }): never {
+  const path = typeof req.route?.path === 'string' ? req.route.path.replace(/:(\w+)/g, '{$1}') : req.path;
+  throw apiErrors.notSupported(req.method, path);
+}

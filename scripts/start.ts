@@ -7,10 +7,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { Metadata } from '@grpc/grpc-js';
-import { HealthCheckResponse_ServingStatus, HealthClient, type HealthCheckResponse } from '../proto/gen/grpc/health/v1/health';
 import { SERVICE_DEFAULTS, SERVICE_NAMES, dataDir, envInt } from '../services/shared/config';
-import { call, clientFor, closeClients } from '../services/shared/grpc/client';
+import { closeClients } from '../services/shared/grpc/client';
+import { serviceServing } from '../services/shared/grpc/health-probe';
 import { ensureInternalToken } from '../services/shared/internal-token';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres';
 
@@ -127,15 +126,6 @@ function clearLeftovers(): void {
   }
 }
 
-async function serviceHealthy(name: (typeof SERVICE_NAMES)[number]): Promise<boolean> {
-  try {
-    const res = await call<unknown, HealthCheckResponse>(name, clientFor(name, HealthClient), 'check', { service: '' }, new Metadata(), { timeoutMs: 1000 });
-    return res.status === HealthCheckResponse_ServingStatus.SERVING;
-  } catch {
-    return false;
-  }
-}
-
 function gatewayHealthy(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const req = http.get({ host: '127.0.0.1', port, path: '/healthz', timeout: 2000 }, (res) => {
@@ -207,7 +197,7 @@ async function main(): Promise<void> {
         const child = children.find((c) => c.name === n)!;
         // A service that cannot start (its port taken, its database unreachable) would only loop.
         if (child.restarts >= 3) throw new Error(`${n} exited ${child.restarts} times while starting (see its log above); if its port ${child.env.GRPC_PORT} is taken, set GRPC_BASE_PORT`);
-        return serviceHealthy(n);
+        return serviceServing(n);
       }),
     ),
   );

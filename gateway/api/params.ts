@@ -114,3 +114,14 @@ export function actionBody(req: Request, title: string, fields: Record<string, F
   if (errors.length) throw apiErrors.invalid(errors);
   return values;
 }
+
+/** Query flags and their text: `true`/`1`, `false`/`0`, and a bare `?name` (no value) means true. */
+export const FLAG_VALUES: Readonly<Record<string, boolean>> = { '': true, true: true, '1': true, false: false, '0': false };
+
+/** A boolean query flag: undefined when absent; 400 naming it for anything but the values above. */
+export function queryFlag(req: Request, name: string): boolean | undefined {
+  const v = req.query[name];
+  if (v === undefined) return undefined;
+  if (typeof v === 'string' && v in FLAG_VALUES) return FLAG_VALUES[v];
+  throw apiErrors.invalid([{ field: name, type: 'invalid_value', message: `'${name}' must be true or false (or given alone, meaning true), once.` }]);
+}

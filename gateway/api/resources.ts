@@ -2,11 +2,11 @@ import { Router, type Request, type Response } from 'express';
 import { GROUPS, KINDS, getKind, type ApiVersion, type KindGroup, type Operation } from '../../services/shared/catalog';
 import { checkJsonShape } from '../../services/shared/catalog/validate';
 import { ctxOf } from '../context';
-import { apiErrors } from '../errors';
+import { apiErrors, methodNotSupported } from '../errors';
 import { markReplayed } from '../idempotency';
 import { ACTION_MODULES } from './actions';
 import { backend } from './backend';
-import { parseId, parseListParams, parseShapeParams } from './params';
+import { parseId, parseListParams, parseShapeParams, queryFlag } from './params';
 import { shape } from './shape';
 import { translateInput, viewOf, objectNameOf, type View } from './views';
 
@@ -147,11 +147,8 @@ function mountKind(router: Router, view: View): void {
       res.json(deleteResult(view.version, view.spec.stringId ? String(out.id) : out.id));
     }),
   );
-  const unsupported = (req: Request) => {
-    throw apiErrors.notSupported(req.method, req.route.path);
-  };
-  router.all(path, unsupported);
-  router.all(`${path}/:id`, unsupported);
+  router.all(path, methodNotSupported);
+  router.all(`${path}/:id`, methodNotSupported);
 }
 
 function includesOf(req: Request): string[] {
@@ -160,10 +157,7 @@ function includesOf(req: Request): string[] {
     ['include_campaign_assignments', 'campaign_assignments'],
     ['include_placements', 'placements'],
   ] as const) {
-    const v = req.query[param];
-    if (v === undefined || v === 'false' || v === '0') continue;
-    if (v === '' || v === 'true' || v === '1') include.push(group);
-    else throw apiErrors.invalid([{ field: param, type: 'invalid_value', message: `'${param}' must be true or false.` }]);
+    if (queryFlag(req, param)) include.push(group);
   }
   return include;
 }

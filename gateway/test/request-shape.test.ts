@@ -81,3 +81,18 @@ describe("requests Node's parser refuses answer in the JSON error shape", () => 
     expect((await request('GET', '/v2/publishers', undefined, { headers: { Authorization: `Basic ${acct.testKey}` } })).status).toBe(200);
   });
 });
+
+test('boolean flags follow one rule everywhere: true/1, false/0, and a bare flag means true', async () => {
+  const zone = await acct.test.post('/v2/zones/standard', { name: 'Flags', width: 300, height: 250 });
+  const tags = (q: string) => acct.test.get(`/v2/zones/standard/${zone.body.id}/tags?type=js${q}`);
+  const withFallback = (await tags('&fallback=true')).body;
+  expect(JSON.stringify(withFallback)).toMatch(/noscript/);
+  expect((await tags('&fallback')).body).toEqual(withFallback);
+  expect((await tags('&fallback=1')).body).toEqual(withFallback);
+  const without = (await tags('&fallback=0')).body;
+  expect(JSON.stringify(without)).not.toMatch(/noscript/);
+  expect((await tags('')).body).toEqual(without);
+  expect(paramFor(expectError(await tags('&fallback=yes'), 400, 'v2'), 'fallback')).toBeDefined();
+  // The same rule for unarchive's include flags.
+  expect(paramFor(expectError(await acct.test.get(`/v2/zones/standard/archived/1/unarchive?include_placements=maybe`), 400, 'v2'), 'include_placements')).toBeDefined();
+});

@@ -17,7 +17,7 @@ import { holdSubscription, implement, type ServiceBinding } from '../shared/grpc
 import { hashPassword } from '../shared/passwords';
 import { channelName, notify, PgListener } from '../shared/pg-notify';
 import type { Mode } from '../shared/tenant';
-import { newApiKey } from './keys';
+import { newApiKey } from '../shared/api-keys';
 
 /** Account features an operator can switch on. */
 export const FEATURES = ['native-to-image', 'self-serve'] as const;

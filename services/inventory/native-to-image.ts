@@ -10,7 +10,7 @@ import {
   type ScheduleNativeToImageRequest,
 } from '../../proto/gen/adserver/inventory/v1/tasks';
 import { getKind, type Json, type ParameterError } from '../shared/catalog';
-import { envInt, envStr } from '../shared/config';
+import { envInt, serveBaseUrl } from '../shared/config';
 import type { Database } from '../shared/db';
 import { formatTimestamp } from '../shared/db';
 import { fail } from '../shared/errors';
@@ -129,10 +129,6 @@ export function renderSvg(html: string, width: number, height: number): string {
 `;
 }
 
-/** Where the serving tier publishes creatives; the file itself is kept under DATA_DIR. */
-function serveBase(): string {
-  return (envStr('SERVE_BASE_URL', 'https://localhost:8443') as string).replace(/\/+$/, '');
-}
 
 async function accountFeatures(accountId: number): Promise<string[]> {
   const account = await call<unknown, Account>('accounts', clientFor('accounts', AccountsClient), 'getAccount', { id: accountId }, new Metadata(), { idempotent: true });
@@ -327,7 +323,7 @@ async function convert(knex: Database['knex'], store: ResourceStore, t: Tenant, 
     .insert({ name: fileName, account_id: t.accountId, mode: t.mode, content_type: 'image/svg+xml', body, etag: crypto.createHash('sha256').update(body).digest('hex').slice(0, 32) })
     .onConflict('name')
     .merge(['body', 'etag']);
-  const fileUrl = `${serveBase()}/creatives/${fileName}`;
+  const fileUrl = `${serveBaseUrl()}/creatives/${fileName}`;
   const already = await store.list(t, { kinds: ['image_creative'], limit: 1, offset: 0, ids: [], newestFirst: false, archived: false, filters: [{ field: 'file_url', equals: fileUrl }] });
   if (already.items.length) return Number(already.items[0].id);
   const created = await store.create(t, 'image_creative', {

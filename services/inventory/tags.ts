@@ -7,6 +7,7 @@ import {
 } from '../../proto/gen/adserver/inventory/v1/tags';
 import type { ParameterError } from '../shared/catalog';
 import { badText } from '../shared/catalog/validate';
+import { serveBaseUrl } from '../shared/config';
 import { fail } from '../shared/errors';
 import { implement, type ServiceBinding } from '../shared/grpc/server';
 import type { ResourceStore } from '../shared/resource-store';
@@ -23,13 +24,6 @@ export function rfc3986(s: string): string {
 }
 
 const attr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-
-/** The serving host, in the protocol asked for. */
-function serveBase(protocol: string): string {
-  const base = new URL(process.env.SERVE_BASE_URL || 'https://localhost:8443');
-  base.protocol = `${protocol || 'https'}:`;
-  return base.toString().replace(/\/+$/, '');
-}
 
 function checkCommon(protocol: string, errors: ParameterError[]): void {
   if (protocol && protocol !== 'http' && protocol !== 'https') {
@@ -52,7 +46,7 @@ interface ZoneInfo {
 
 /** Every tag form of one zone; each loads from the serving host with the zone, account and size. */
 function zoneTags(z: ZoneInfo, req: GetZoneTagsRequest, types: readonly TagType[]): Record<string, string> {
-  const base = serveBase(req.protocol);
+  const base = serveBaseUrl((req.protocol || 'https') as 'http' | 'https');
   const sized = z.width > 0 && z.height > 0;
   const query = [`account=${z.tenant.accountId}`, `zone=${z.id}`, ...(sized ? [`size=${z.width}x${z.height}`] : [])];
   if (req.click) query.push(`click=${rfc3986(req.click)}`);
@@ -115,7 +109,7 @@ export function tagsBinding(store: ResourceStore): ServiceBinding {
         if (errors.length) throw fail.invalid(errors);
         await store.get(tenant, req.kind, req.id);
         // Test-mode tags say so: test traffic never reaches the ad-serving infrastructure.
-        const src = `${serveBase(req.protocol)}/serve/conversion?account=${tenant.accountId}&type=${req.kind}&id=${req.id}${tenant.mode === 'test' ? '&test=1' : ''}`;
+        const src = `${serveBaseUrl((req.protocol || 'https') as 'http' | 'https')}/serve/conversion?account=${tenant.accountId}&type=${req.kind}&id=${req.id}${tenant.mode === 'test' ? '&test=1' : ''}`;
         return { src, html: `<img src="${attr(src)}" height="1" width="1" border="0" style="display:none" alt="" />` };
       },
     }),

@@ -35,3 +35,13 @@ export function dataDir(): string {
 export function serviceAddress(service: ServiceName): string {
   return envStr(`${service.toUpperCase()}_ADDR`, `127.0.0.1:${SERVICE_DEFAULTS[service].grpcPort}`)!;
 }
+
+/**
+ * The public host that ad tags, tracking URLs and creative files point at (SERVE_BASE_URL, without a
+ * trailing slash), optionally in another protocol (tags can be asked for in http).
+ */
+export function serveBaseUrl(protocol?: 'http' | 'https' | ''): string {
+  const base = new URL(envStr('SERVE_BASE_URL', 'https://localhost:8443')!);
+  if (protocol) base.protocol = `${protocol}:`;
+  return base.toString().replace(/\/+$/, '');
+}

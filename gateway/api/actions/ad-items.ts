@@ -4,7 +4,7 @@ import {
   type NativeToImageTask,
 } from '../../../proto/gen/adserver/inventory/v1/tasks';
 import { ctxOf } from '../../context';
-import { apiErrors, ApiError } from '../../errors';
+import { ApiError, methodNotSupported } from '../../errors';
 import { markReplayed } from '../../idempotency';
 import { callService } from '../backend';
 import { actionBody, parseId } from '../params';
@@ -13,9 +13,6 @@ import type { ActionModule } from './index';
 const NATIVE_TO_IMAGE_FEATURE = 'native-to-image';
 const TASKS_PATH = '/v2/scheduled-tasks/native-ad-to-image';
 
-const notSupported = (req: Request) => {
-  throw apiErrors.notSupported(req.method, req.route.path);
-};
 
 /** A task in the reference's scheduled-task shape, with its own status and, when done, its result. */
 function scheduledTask(task: NativeToImageTask) {
@@ -69,7 +66,7 @@ export const adItemActions: ActionModule = (router: Router) => {
     markReplayed(res, task.replayed);
     res.json({ data: { status: 'success', task: task.id, task_url: `${TASKS_PATH}/${task.id}` } });
   });
-  router.all('/v2/ad-items/native/:id/to-image', notSupported);
+  router.all('/v2/ad-items/native/:id/to-image', methodNotSupported);
 
   router.get(`${TASKS_PATH}/:task`, async (req: Request, res: Response) => {
     const ctx = ctxOf(res);
@@ -77,5 +74,5 @@ export const adItemActions: ActionModule = (router: Router) => {
     const task = await callService<NativeToImageTask>(ctx, 'inventory', AdItemTasksClient, 'getNativeToImageTask', { id }, { idempotent: true });
     res.json(scheduledTask(task));
   });
-  router.all(`${TASKS_PATH}/:task`, notSupported);
+  router.all(`${TASKS_PATH}/:task`, methodNotSupported);
 };

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import { CustomReportsClient, type GeneratedReport, type GeneratedReportList } from '../../../proto/gen/adserver/reporting/v1/custom_reports';
 import { ctxOf } from '../../context';
-import { apiErrors } from '../../errors';
+import { apiErrors, methodNotSupported } from '../../errors';
 import { callService } from '../backend';
 import { parseId, parseListParams } from '../params';
 import { reportOut } from './reports';
@@ -77,9 +77,7 @@ export function customReportActions(router: Router): void {
     router.get(`${base}/:id/schedules/:sid/generated`, list(true, true));
     router.get(`${base}/:id/schedules/:sid/generated/:gid`, one(true));
     for (const p of [`${base}/:id/generate`, `${base}/generated`, `${base}/:id/generated`, `${base}/:id/generated/:gid`, `${base}/:id/schedules/:sid/generated`, `${base}/:id/schedules/:sid/generated/:gid`]) {
-      router.all(p, (req) => {
-        throw apiErrors.notSupported(req.method, p.replace(/:(\w+)/g, '{$1}'));
-      });
+      router.all(p, methodNotSupported);
     }
   }
 }

@@ -6,9 +6,9 @@ import type { ParameterError } from '../../../services/shared/catalog';
 import { divide, formatDecimal, parseDecimal } from '../../../services/shared/decimal';
 import { formatTimestamp } from '../../../services/shared/db';
 import { ctxOf } from '../../context';
-import { apiErrors } from '../../errors';
+import { apiErrors, methodNotSupported } from '../../errors';
 import { callService } from '../backend';
-import { parseListParams } from '../params';
+import { parseListParams, queryFlag } from '../params';
 
 /**
  * The reports of the reference API (display and VAST reports, geo summaries, click and conversion
@@ -28,13 +28,16 @@ const DETAIL_PARAMS = ['filter_type', 'filter_ids', 'vast', 'preset', 'from', 't
 const EVENT_LOG_PARAMS = ['log_type', 'from', 'to'];
 
 /** The query as single strings ('' when absent), refusing unknown names and repeated values. */
+const REPORT_FLAGS = new Set(['summary', 'details', 'breakdown', 'financials', 'vast', 'exclude_publisher_ad_items', 'exclude_campaign_ad_items', 'exclude_channel_stats', 'require_channel_stats', 'advanced_conversion_data', 'textads', 'popups']);
+
 export function queryOf(req: Request, allowed: string[]): Record<string, string> {
   const errors: ParameterError[] = [];
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.query)) {
     if (!allowed.includes(name)) errors.push({ field: name, type: 'unknown_field', message: `'${name.slice(0, 64)}' is not a parameter of ${req.path}; known: ${allowed.join(', ')}.` });
     else if (typeof value !== 'string') errors.push({ field: name, type: 'invalid_value', message: `'${name}' must be given once, as a plain value.` });
-    else out[name] = value;
+    // The one flag rule of the API: a bare `?summary` means true (reporting reads '' as "not given").
+    else out[name] = value === '' && REPORT_FLAGS.has(name) ? 'true' : value;
   }
   if (errors.length) throw apiErrors.invalid(errors);
   for (const name of allowed) out[name] ??= '';
@@ -156,10 +159,10 @@ export function reportActions(router: Router): void {
   const details = (kind: 'click' | 'conversion') => async (req: Request, res: Response) => {
     const q = queryOf(req, DETAIL_PARAMS);
     const { limit, offset } = parseListParams(req);
-    if (q.vast !== '' && !['true', 'false', '1', '0'].includes(q.vast)) throw apiErrors.invalid([{ field: 'vast', type: 'invalid_value', message: "'vast' must be true or false." }]);
+    const vast = queryFlag(req, 'vast') ?? false;
     const page = await callService<EventDetailsPage>(ctxOf(res), 'reporting', ReportsClient, 'listEventDetails', {
       kind, filterType: q.filter_type, filterIds: q.filter_ids, preset: q.preset, from: q.from, to: q.to, timezone: q.timezone, limit, offset,
-      vast: q.vast === 'true' || q.vast === '1',
+      vast,
     }, { idempotent: true, timeoutMs: 30_000 });
     res.json({
       object: `${kind}_detail_report`,
@@ -194,9 +197,6 @@ export function reportActions(router: Router): void {
     res.send(out.csv);
   });
 
-  const notSupported = (path: string) => router.all(path, (req) => {
-    throw apiErrors.notSupported(req.method, path);
-  });
   for (const p of ['/v2/reports', '/v2/vast-reports', '/v2/vast/reports', '/v2/reports/geo-summary-report', '/v2/vast-reports/geo-summary-report',
-    '/v2/reports/click-details', '/v2/reports/conversion-details', '/v2/event-logs', '/v2/event-logs/:logType/:file']) notSupported(p);
+    '/v2/reports/click-details', '/v2/reports/conversion-details', '/v2/event-logs', '/v2/event-logs/:logType/:file']) router.all(p, methodNotSupported);
 }

@@ -2,9 +2,9 @@ import type { Request, Response, Router } from 'express';
 import { TagsClient, type GetConversionTagResponse, type GetZoneTagsResponse } from '../../../proto/gen/adserver/inventory/v1/tags';
 import { getKind, type ApiVersion } from '../../../services/shared/catalog';
 import { ctxOf } from '../../context';
-import { apiErrors } from '../../errors';
+import { apiErrors, methodNotSupported } from '../../errors';
 import { callService } from '../backend';
-import { parseId } from '../params';
+import { parseId, queryFlag } from '../params';
 import { viewOf } from '../views';
 import type { ActionModule } from './index';
 
@@ -19,9 +19,6 @@ const CONVERSION_TAGS: Record<ApiVersion, string[]> = {
   v2: ['standard_zone', 'email_zone', 'standard_campaign', 'image_ad_item', 'custom_html_ad_item', 'native_ad_item', 'rich_media_ad_item', 'vast_ad_item'],
 };
 
-const notSupported = (req: Request) => {
-  throw apiErrors.notSupported(req.method, req.route.path);
-};
 
 function query(req: Request, name: string): string {
   const v = req.query[name];
@@ -31,10 +28,7 @@ function query(req: Request, name: string): string {
 }
 
 function flag(req: Request, name: string): boolean {
-  const v = query(req, name);
-  if (v === '' || v === 'false' || v === '0') return false;
-  if (v === 'true' || v === '1') return true;
-  throw apiErrors.invalid([{ field: name, type: 'invalid_value', message: `'${name}' must be true or false.` }]);
+  return queryFlag(req, name) ?? false;
 }
 
 /** GET {zone}/{id}/tags and GET {resource}/{id}/conversion-tag, answered by inventory's Tags API. */
@@ -63,7 +57,7 @@ export const tagActions: ActionModule = (router: Router) => {
         const data = kindName === 'text_zone' ? { text: out.tags } : out.tags;
         res.json({ object: 'zone_tag', url: req.path, data });
       });
-      router.all(`${view.path}/:id/tags`, notSupported);
+      router.all(`${view.path}/:id/tags`, methodNotSupported);
     }
     for (const kindName of CONVERSION_TAGS[version]) {
       const view = viewOf(getKind(kindName), version);
@@ -74,7 +68,7 @@ export const tagActions: ActionModule = (router: Router) => {
         const out = await callService<GetConversionTagResponse>(ctx, 'inventory', TagsClient, 'getConversionTag', { kind: kindName, id, protocol: query(req, 'protocol') }, { idempotent: true });
         res.json({ object: 'conv_tag', url: req.path, data: { src: out.src, html: out.html } });
       });
-      router.all(`${view.path}/:id/conversion-tag`, notSupported);
+      router.all(`${view.path}/:id/conversion-tag`, methodNotSupported);
     }
   }
 };

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import type { Json, ParameterError } from '../../shared/catalog';
+import type { FieldSpec, Json, ParameterError } from '../../shared/catalog';
+import { checkValue } from '../../shared/catalog/validate';
 import { fail } from '../../shared/errors';
 import type { Attributes, HookContext, KindHooks } from '../../shared/resource-store';
 import { SUB_ID_SEQUENCE } from '../migrations-v2';
@@ -66,6 +67,9 @@ async function loadOwn(ctx: HookContext, kind: string, id: number): Promise<Attr
   return row?.attributes as Attributes | undefined;
 }
 
+const URL_VARIABLE_TYPES = new Set(['url', 'url_raw', 'image_url']);
+const URL_FIELD: FieldSpec = { type: 'string', format: 'url', maxLength: 2048 };
+
 const nativeAdItem: KindHooks = {
   async prepare(values, ctx) {
     await adItem.prepare!(values, ctx);
@@ -87,6 +91,12 @@ const nativeAdItem: KindHooks = {
       }
       if (def.type === 'number' && Number.isNaN(Number(value))) {
         errors.push({ field: 'variables', type: 'invalid_value', message: `'variables.${key}' (${def.name}) must be a number.` });
+        break;
+      }
+      // Values of URL variables end up in pages as links and sources: the catalog's one URL rule (http(s) only).
+      const urlProblem = URL_VARIABLE_TYPES.has(def.type) && value !== '' ? checkValue(URL_FIELD, String(value), 1) : undefined;
+      if (urlProblem) {
+        errors.push({ field: 'variables', type: 'invalid_value', message: `'variables.${key}' (${def.name}) ${urlProblem}.` });
         break;
       }
       if (def.max_length && String(value).length > def.max_length) {

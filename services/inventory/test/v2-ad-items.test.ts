@@ -184,6 +184,26 @@ describe('v2 ad item specifics', () => {
     expect((await api.get(ok.body.self)).body).toEqual(ok.body);
   });
 
+  test('native: URL variables take http(s) URLs only, like every URL field (pages will put them in links)', async () => {
+    const t = await api.post('/v2/templates/native', {
+      name: 'Linked card',
+      raw_html: '<a href="[%url%]"><img src="[%img%]"></a>',
+      variables: [
+        { name: 'Link', placeholder: '[%url%]', type: 'url' },
+        { name: 'Image', placeholder: '[%img%]', type: 'image_url' },
+      ],
+    });
+    const [link, img] = t.body.variables;
+    const good = await api.post('/v2/ad-items/native', { name: 'N', width: 300, height: 250, template: t.body.id, variables: { [link.id]: 'https://shop.example/x', [img.id]: 'https://cdn.example/x.png' } });
+    expect(good.status).toBe(200);
+    for (const bad of ['javascript:alert(1)', 'JaVaScRiPt:alert(1)', 'data:text/html,<script>x</script>', '//evil.example/', 'not a url']) {
+      const res = await api.put(good.body.self, { variables: { [link.id]: bad } });
+      expect(paramFor(expectError(res, 400, 'v2'), 'variables').message).toMatch(/http\(s\) URL/);
+    }
+    expectError(await api.put(good.body.self, { variables: { [img.id]: 'javascript:alert(1)' } }), 400, 'v2');
+    expect((await api.get(good.body.self)).body).toEqual(good.body);
+  });
+
   test('rich media: the reference shape of create, retrieve and list', async () => {
     const made = await api.post('/v2/ad-items/rich-media', { name: 'R', width: 300, height: 600, creative: (await richMediaCreative(api)).id });
     expectReferenceShape('/v2/ad-items/rich-media', 'post', made.body, SPEC_OVERRIDES);

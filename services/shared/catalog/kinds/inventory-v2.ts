@@ -299,7 +299,7 @@ export const vastAdItem: ResourceKind = {
     skip_duration: { type: 'string', nullable: true, maxLength: 8, default: null },
     duration: { type: 'string', required: true, maxLength: 8 },
     use_wrapper: { type: 'boolean', default: false },
-    wrapper_url: { type: 'string', nullable: true, maxLength: 2048, default: null },
+    wrapper_url: { type: 'string', format: 'url', nullable: true, maxLength: 2048, default: null },
     metadata,
     companions: { type: 'array', default: [], maxLength: 50, items: { type: 'integer', min: 1 } },
   },

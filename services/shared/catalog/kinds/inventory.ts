@@ -154,7 +154,8 @@ const adItemCommon: Record<string, FieldSpec> = {
   width: size(true),
   height: size(true),
   location: url,
-  tracking_pixel: text(2048),
+  // A third-party impression pixel is a URL that pages will load: the same http(s) rule as every URL.
+  tracking_pixel: url,
   html_content_below: text(8192),
 };
 
