@@ -1,0 +1,104 @@
+/**
+ * The bench's moving parts: what a case is, how it is driven (autocannon over HTTPS), and the result
+ * every case reports. Cases live in cases/*.ts, one file per group, and are listed in cases/index.ts.
+ */
+import autocannon from 'autocannon';
+
+export interface Target {
+  /** The case's req/s must be at least this share of the baseline's (0.25 = 25 %). */
+  minRatio?: number;
+  /** p99 in ms at most (measured by the case itself, e.g. at half its own maximum rate). */
+  maxP99Ms?: number;
+}
+
+/** What a case gets to aim at: the running platform, a prepared account and the run's options. */
+export interface BenchContext {
+  /** HTTPS port of the platform's gateway (production configuration). */
+  gatewayPort: number;
+  /** Extra gateways in front of the same services, by name ('tracing-off', 'ratelimit-off'). */
+  gateways: Record<string, number>;
+  /** A test key of an account whose rate limit is raised out of the way. */
+  key: string;
+  /** Extra accounts' keys, for cases that must not share a budget. */
+  newKey(): Promise<{ key: string; accountId: number }>;
+  /** JSON over HTTPS through the gateway, for setting up data. */
+  api(method: string, path: string, body?: unknown, key?: string, port?: number): Promise<{ status: number; body: any }>;
+  /** Runs SQL on the machine's Postgres with the search path of one service's schema. */
+  sql(service: string, text: string, params?: unknown[]): Promise<any[]>;
+  env: Record<string, string>;
+  options: RunOptions;
+  /** Results of cases already run (a case may derive its figures from another's). */
+  results: CaseResult[];
+}
+
+export interface RunOptions {
+  connections: number;
+  durationS: number;
+  smoke: boolean;
+  /** Rows of one kind in one account for the list-scale cases: the small and the large table. */
+  rows: [number, number];
+}
+
+export interface LoadSpec {
+  port: number;
+  method?: string;
+  path: string;
+  body?: unknown;
+  key?: string;
+  /** Requests whose status differs count as failures. */
+  expectStatus?: number;
+  connections?: number;
+  durationS?: number;
+  /** Requests per second in total (autocannon overallRate), for a latency reading below saturation. */
+  rate?: number;
+}
+
+export interface CaseResult {
+  name: string;
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  failed: number;
+  /** Share of the baseline's req/s; set by the runner. */
+  ratio?: number;
+  target?: Target;
+  /** A figure the case reports instead of (or besides) throughput, printed in the notes column. */
+  note?: string;
+  /** Whether the case met its target, when it has one; set by the runner or the case. */
+  met?: boolean;
+}
+
+export interface BenchCase {
+  name: string;
+  target?: Target;
+  /** Runs the case; most cases return `load(ctx, {...})`. */
+  run(ctx: BenchContext): Promise<CaseResult | CaseResult[]>;
+}
+
+/** Drives one endpoint with autocannon for the run's duration; the status code decides success. */
+export async function load(ctx: BenchContext, name: string, spec: LoadSpec): Promise<CaseResult> {
+  const expect = spec.expectStatus ?? 200;
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (spec.key !== '') headers.authorization = `Basic ${spec.key ?? ctx.key}`;
+  const result = await autocannon({
+    url: `https://127.0.0.1:${spec.port}${spec.path}`,
+    servername: 'localhost',
+    method: spec.method ?? 'GET',
+    headers,
+    body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+    connections: spec.connections ?? ctx.options.connections,
+    duration: spec.durationS ?? ctx.options.durationS,
+    overallRate: spec.rate,
+    timeout: 30,
+  });
+  const codes = result.statusCodeStats ?? {};
+  const good = codes[String(expect)]?.count ?? 0;
+  const total = Object.values(codes).reduce((n, c) => n + c.count, 0);
+  return {
+    name,
+    reqPerSec: good / (result.duration || spec.durationS || ctx.options.durationS),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    failed: total - good + result.errors + result.timeouts,
+  };
+}
