@@ -55,6 +55,8 @@ export interface LoadSpec {
 
 export interface CaseResult {
   name: string;
+  /** The registered case that produced it; set by the runner. */
+  caseName?: string;
   reqPerSec: number;
   p50: number;
   p99: number;
@@ -101,4 +103,25 @@ export async function load(ctx: BenchContext, name: string, spec: LoadSpec): Pro
     p99: result.latency.p99,
     failed: total - good + result.errors + result.timeouts,
   };
+}
+
+/**
+ * Two configurations measured in alternating slices (A, B, A, B, ...) so that a machine whose load
+ * drifts during the run weighs on both alike; returns both, each over its whole measured time.
+ */
+export async function alternate(ctx: BenchContext, names: [string, string], specs: [LoadSpec, LoadSpec], rounds = 3): Promise<[CaseResult, CaseResult]> {
+  const slice = Math.max(1, Math.round((ctx.options.durationS * 2) / (rounds * 2)));
+  const parts: CaseResult[][] = [[], []];
+  for (let i = 0; i < rounds; i++) {
+    for (const j of [0, 1]) parts[j].push(await load(ctx, names[j], { ...specs[j], durationS: slice }));
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const combine = (name: string, rs: CaseResult[]): CaseResult => ({
+    name,
+    reqPerSec: rs.reduce((n, r) => n + r.reqPerSec, 0) / rs.length,
+    p50: median(rs.map((r) => r.p50)),
+    p99: median(rs.map((r) => r.p99)),
+    failed: rs.reduce((n, r) => n + r.failed, 0),
+  });
+  return [combine(names[0], parts[0]), combine(names[1], parts[1])];
 }

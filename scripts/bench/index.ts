@@ -3,7 +3,7 @@
  * in the same run (the machines are shared and noisy: compare ratios, not absolute numbers).
  *
  *   npm run bench -- [--connections 50] [--duration 10] [--rows 1000,1000000] [--only TEXT]
- *                    [--smoke] [--label after] [--out BENCHMARKS.md] [--cpu-prof DIR]
+ *                    [--smoke] [--label after] [--out BENCHMARKS.md|-] [--json FILE] [--cpu-prof DIR]
  *
  * It starts the platform as `npm start` does, in the production configuration (tracing on with its
  * default sampler, rate limits on, REDIS_URL/DATABASE_URL from the environment), plus two extra
@@ -29,7 +29,7 @@ function flag(name: string): string | undefined {
   return i > 0 ? process.argv[i + 1] : undefined;
 }
 
-export function optionsFromArgs(): RunOptions & { only?: string; label: string; out: string; cpuProf?: string } {
+export function optionsFromArgs(): RunOptions & { only?: string; label: string; out: string; cpuProf?: string; json?: string } {
   const smoke = process.argv.includes('--smoke');
   const rows = (flag('rows') ?? (smoke ? '100,1000' : '1000,1000000')).split(',').map(Number) as [number, number];
   return {
@@ -41,6 +41,7 @@ export function optionsFromArgs(): RunOptions & { only?: string; label: string; 
     label: flag('label') ?? (smoke ? 'smoke' : 'latest'),
     out: flag('out') ?? path.join(ROOT, 'BENCHMARKS.md'),
     cpuProf: flag('cpu-prof'),
+    json: flag('json'),
   };
 }
 
@@ -76,7 +77,9 @@ export async function runBench(opts = optionsFromArgs()): Promise<{ results: Cas
   const log = (s: string) => process.stdout.write(`${s}\n`);
   const about = machine();
   log(`starting the platform (${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded Postgres'}, ${process.env.REDIS_URL ? 'REDIS_URL' : 'no Redis'})...`);
-  const profEnv: Record<string, string> = opts.cpuProf ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${path.resolve(opts.cpuProf)}`.trim() } : {};
+  const profEnv: Record<string, string> = opts.cpuProf
+    ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${path.join(__dirname, 'cpu-profile-preload.js')}`.trim(), CPU_PROF_DIR: path.resolve(opts.cpuProf) }
+    : {};
   // Production configuration: tracing on (the test platforms turn it off by default).
   const { info } = await startPlatform({ LOG_LEVEL: 'error', OTEL_SDK_DISABLED: 'false', ...profEnv });
   Object.assign(process.env, info.env);
@@ -153,6 +156,7 @@ export async function runBench(opts = optionsFromArgs()): Promise<{ results: Cas
       if (opts.only && !c.name.includes(opts.only)) continue;
       const out = await c.run(ctx);
       for (const r of Array.isArray(out) ? out : [out]) {
+        r.caseName = c.name;
         r.ratio = r.reqPerSec / baselineResult.reqPerSec;
         r.target ??= c.target;
         if (r.met === undefined && r.target) {
@@ -177,6 +181,7 @@ export async function runBench(opts = optionsFromArgs()): Promise<{ results: Cas
       writeSection(opts.out, opts.label, renderMarkdown(ctx.results, rss, { command, opts, machine: about }));
       log(`\nwrote the "${opts.label}" run into ${opts.out}`);
     }
+    if (opts.json) fs.writeFileSync(opts.json, JSON.stringify({ results: ctx.results, rss }, null, 2));
     return { results: ctx.results, rss };
   } finally {
     agent.destroy();

@@ -35,7 +35,11 @@ export function summarise(p: Profile, top = 25): Summary {
   const parent = new Map<number, number>();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const selfMs = new Map<number, number>();
-  p.samples.forEach((id, i) => selfMs.set(id, (selfMs.get(id) ?? 0) + (p.timeDeltas[i] ?? 0) / 1000));
+  // Each sample weighs the median interval: a long gap (the process descheduled on a busy machine, or
+  // the final sample at exit) would otherwise charge seconds to whatever ran last.
+  const deltas = [...p.timeDeltas].sort((a, b) => a - b);
+  const interval = (deltas[Math.floor(deltas.length / 2)] ?? 1000) / 1000;
+  for (const id of p.samples) selfMs.set(id, (selfMs.get(id) ?? 0) + interval);
   const self = new Map<string, number>();
   const incl = new Map<string, number>();
   let idle = 0;
