@@ -2,7 +2,20 @@
  * The bench's moving parts: what a case is, how it is driven (autocannon over HTTPS), and the result
  * every case reports. Cases live in cases/*.ts, one file per group, and are listed in cases/index.ts.
  */
+import fs from 'node:fs';
 import autocannon from 'autocannon';
+
+/** CPU time (user + system) a process has used so far, in ms, from /proc (Linux); undefined elsewhere. */
+export function cpuMs(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 of stat (utime, stime) in clock ticks, 100 per second on Linux.
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+  } catch {
+    return undefined;
+  }
+}
 
 export interface Target {
   /** The case's req/s must be at least this share of the baseline's (0.25 = 25 %). */
@@ -26,6 +39,8 @@ export interface BenchContext {
   /** Runs SQL on the machine's Postgres with the search path of one service's schema. */
   sql(service: string, text: string, params?: unknown[]): Promise<any[]>;
   env: Record<string, string>;
+  /** The platform's processes by name, whose CPU time per request each case reports. */
+  pids: Record<string, number>;
   options: RunOptions;
   /** Results of cases already run (a case may derive its figures from another's). */
   results: CaseResult[];
@@ -61,6 +76,11 @@ export interface CaseResult {
   p50: number;
   p99: number;
   failed: number;
+  /**
+   * CPU time the platform's processes spent per request, in µs, by process: unlike req/s it hardly
+   * depends on what else the shared machine runs, so it compares runs taken at different times.
+   */
+  cpuUs?: Record<string, number>;
   /** Share of the baseline's req/s; set by the runner. */
   ratio?: number;
   target?: Target;
@@ -82,6 +102,7 @@ export async function load(ctx: BenchContext, name: string, spec: LoadSpec): Pro
   const expect = spec.expectStatus ?? 200;
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (spec.key !== '') headers.authorization = `Basic ${spec.key ?? ctx.key}`;
+  const before = Object.fromEntries(Object.entries(ctx.pids).map(([k, pid]) => [k, cpuMs(pid)]));
   const result = await autocannon({
     url: `https://127.0.0.1:${spec.port}${spec.path}`,
     servername: 'localhost',
@@ -96,7 +117,14 @@ export async function load(ctx: BenchContext, name: string, spec: LoadSpec): Pro
   const codes = result.statusCodeStats ?? {};
   const good = codes[String(expect)]?.count ?? 0;
   const total = Object.values(codes).reduce((n, c) => n + c.count, 0);
+  const cpuUs: Record<string, number> = {};
+  for (const [k, pid] of Object.entries(ctx.pids)) {
+    const after = cpuMs(pid);
+    const spent = after === undefined || before[k] === undefined ? 0 : after - before[k]!;
+    if (spent > 0 && total > 0) cpuUs[k] = (spent * 1000) / total;
+  }
   return {
+    cpuUs,
     name,
     reqPerSec: good / (result.duration || spec.durationS || ctx.options.durationS),
     p50: result.latency.p50,
@@ -118,6 +146,7 @@ export async function alternate(ctx: BenchContext, names: [string, string], spec
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const combine = (name: string, rs: CaseResult[]): CaseResult => ({
     name,
+    cpuUs: Object.fromEntries([...new Set(rs.flatMap((r) => Object.keys(r.cpuUs ?? {})))].map((k) => [k, rs.reduce((n, r) => n + (r.cpuUs?.[k] ?? 0), 0) / rs.length])),
     reqPerSec: rs.reduce((n, r) => n + r.reqPerSec, 0) / rs.length,
     p50: median(rs.map((r) => r.p50)),
     p99: median(rs.map((r) => r.p99)),

@@ -136,10 +136,20 @@ export async function runBench(opts = optionsFromArgs()): Promise<{ results: Cas
       api,
       sql,
       env: info.env,
+      pids: {},
       options: opts,
       results: [],
     };
     ctx.key = (await newKey()).key;
+    const platformPids = JSON.parse(fs.readFileSync(path.join(info.dataDir, 'pids.json'), 'utf8')) as Record<string, number>;
+    ctx.pids = {
+      baseline: base.proc.pid!,
+      gateway: platformPids.gateway,
+      'gateway (tracing off)': tracingOff.proc.pid!,
+      'gateway (rate limiter off)': limiterOff.proc.pid!,
+      accounts: platformPids.accounts,
+      inventory: platformPids.inventory,
+    };
 
     // Warm every process (TLS, JIT, pools) before anything is measured.
     const warm = Math.min(opts.durationS, 3);

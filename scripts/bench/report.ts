@@ -11,15 +11,23 @@ function targetText(r: CaseResult): string {
   return t.join(', ');
 }
 
+/** CPU µs per request of the platform's processes, and the largest single share. */
+export function cpuText(r: CaseResult): string {
+  const parts = Object.entries(r.cpuUs ?? {}).filter(([, v]) => v >= 1);
+  if (!parts.length) return '';
+  const total = parts.reduce((n, [, v]) => n + v, 0);
+  return `${total.toFixed(0)} (${parts.map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')})`;
+}
+
 function verdict(r: CaseResult): string {
   return r.met === undefined ? '' : r.met ? 'met' : 'MISSED';
 }
 
 export function renderTable(results: CaseResult[], rss: Record<string, number>): string {
-  const head = `${'case'.padEnd(52)}${'req/s'.padStart(8)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'share'.padStart(9)}${'failed'.padStart(8)}  target`;
+  const head = `${'case'.padEnd(52)}${'req/s'.padStart(8)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'share'.padStart(9)}${'failed'.padStart(8)}  target · notes · CPU µs/req`;
   const lines = results.map(
     (r) =>
-      `${r.name.padEnd(52)}${r.reqPerSec.toFixed(0).padStart(8)}${String(r.p50).padStart(9)}${String(r.p99).padStart(9)}${pct(r.ratio).padStart(9)}${String(r.failed).padStart(8)}  ${[targetText(r), verdict(r), r.note].filter(Boolean).join(' · ')}`,
+      `${r.name.padEnd(52)}${r.reqPerSec.toFixed(0).padStart(8)}${String(r.p50).padStart(9)}${String(r.p99).padStart(9)}${pct(r.ratio).padStart(9)}${String(r.failed).padStart(8)}  ${[targetText(r), verdict(r), r.note, cpuText(r)].filter(Boolean).join(' · ')}`,
   );
   const mem = Object.entries(rss).map(([k, v]) => `${k} ${v.toFixed(0)} MB`);
   const over = Object.values(rss).some((v) => v > 200);
@@ -28,14 +36,14 @@ export function renderTable(results: CaseResult[], rss: Record<string, number>):
 
 export function renderMarkdown(results: CaseResult[], rss: Record<string, number>, about: { command: string; opts: RunOptions; machine: string }): string {
   const rows = results.map(
-    (r) => `| ${r.name} | ${r.reqPerSec.toFixed(0)} | ${r.p50} | ${r.p99} | ${pct(r.ratio)} | ${r.failed} | ${[targetText(r), verdict(r)].filter(Boolean).join(' ')} | ${r.note ?? ''} |`,
+    (r) => `| ${r.name} | ${r.reqPerSec.toFixed(0)} | ${r.p50} | ${r.p99} | ${pct(r.ratio)} | ${r.failed} | ${[targetText(r), verdict(r)].filter(Boolean).join(' ')} | ${r.note ?? ''} | ${cpuText(r)} |`,
   );
   return [
     `Command: \`${about.command}\` (${about.opts.connections} connections, ${about.opts.durationS} s per case) on ${new Date().toISOString().slice(0, 16)}Z.`,
     `Machine: ${about.machine}.`,
     '',
-    '| case | req/s | p50 ms | p99 ms | share of baseline | failed | target | notes |',
-    '|---|---|---|---|---|---|---|---|',
+    '| case | req/s | p50 ms | p99 ms | share of baseline | failed | target | notes | CPU µs per request (our processes) |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
     `RSS after the run: ${Object.entries(rss)
