@@ -5,7 +5,7 @@ import { envInt, envStr } from '../services/shared/config';
 import { closeClients } from '../services/shared/grpc/client';
 import { log } from '../services/shared/log';
 import { startMetricsServer } from '../services/shared/metrics';
-import { createApp } from './app';
+import { createApp, refuseWithoutKey } from './app';
 import { KeyResolver } from './auth';
 import { idempotency } from './idempotency';
 import { RateLimiter, rateLimit } from './ratelimit';
@@ -49,7 +49,12 @@ export async function startGateway(): Promise<RunningGateway> {
     if (draining) res.setHeader('Connection', 'close');
     app(req, res);
   };
-  const httpsServer = https.createServer({ cert: tls.cert, key: tls.key }, handler);
+  // On the HTTPS listener a request without a well-formed key is refused before express.
+  const httpsHandler: http.RequestListener = (req, res) => {
+    if (draining) res.setHeader('Connection', 'close');
+    if (!refuseWithoutKey(req, res)) app(req, res);
+  };
+  const httpsServer = https.createServer({ cert: tls.cert, key: tls.key }, httpsHandler);
   const httpServer = http.createServer(handler);
   for (const s of [httpsServer, httpServer]) {
     s.headersTimeout = 15_000;
