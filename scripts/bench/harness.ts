@@ -28,7 +28,7 @@ export interface Target {
 export interface BenchContext {
   /** HTTPS port of the platform's gateway (production configuration). */
   gatewayPort: number;
-  /** Extra gateways in front of the same services, by name ('tracing-off', 'ratelimit-off'). */
+  /** Extra gateways in front of the same services, by name ('twin' in the production configuration, 'tracing-off', 'ratelimit-off'). */
   gateways: Record<string, number>;
   /** A test key of an account whose rate limit is raised out of the way. */
   key: string;

@@ -97,6 +97,10 @@ export async function runBench(opts = optionsFromArgs()): Promise<{ results: Cas
     const base = await startBaseline(certFile, keyFile);
     baseline = base.proc;
     const tls = { TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile, LOG_LEVEL: 'error' };
+    // The priced configurations are compared with a gateway started the same way, not with the
+    // platform's own (started by the launcher), so that only the one setting differs.
+    const twin = await startGatewayProcess({ ...tls, OTEL_SDK_DISABLED: 'false' });
+    extras.push(twin);
     const tracingOff = await startGatewayProcess({ ...tls, OTEL_SDK_DISABLED: 'true' });
     extras.push(tracingOff);
     const limiterOff = await startGatewayProcess({ ...tls, OTEL_SDK_DISABLED: 'false', RATE_LIMITS: 'off' });
@@ -130,7 +134,7 @@ export async function runBench(opts = optionsFromArgs()): Promise<{ results: Cas
     };
     const ctx: BenchContext = {
       gatewayPort,
-      gateways: { 'tracing-off': tracingOff.httpsPort, 'ratelimit-off': limiterOff.httpsPort },
+      gateways: { twin: twin.httpsPort, 'tracing-off': tracingOff.httpsPort, 'ratelimit-off': limiterOff.httpsPort },
       key: '',
       newKey,
       api,
@@ -145,6 +149,7 @@ export async function runBench(opts = optionsFromArgs()): Promise<{ results: Cas
     ctx.pids = {
       baseline: base.proc.pid!,
       gateway: platformPids.gateway,
+      'gateway (twin)': twin.proc.pid!,
       'gateway (tracing off)': tracingOff.proc.pid!,
       'gateway (rate limiter off)': limiterOff.proc.pid!,
       accounts: platformPids.accounts,
@@ -154,7 +159,7 @@ export async function runBench(opts = optionsFromArgs()): Promise<{ results: Cas
     // Warm every process (TLS, JIT, pools) before anything is measured.
     const warm = Math.min(opts.durationS, 3);
     await load(ctx, 'warm-up', { port: base.port, path: '/', key: '', durationS: warm });
-    for (const port of [gatewayPort, tracingOff.httpsPort, limiterOff.httpsPort]) {
+    for (const port of [gatewayPort, twin.httpsPort, tracingOff.httpsPort, limiterOff.httpsPort]) {
       await load(ctx, 'warm-up', { port, path: '/v2/ad-items/custom-html?limit=10', durationS: warm });
     }
 
@@ -180,6 +185,7 @@ export async function runBench(opts = optionsFromArgs()): Promise<{ results: Cas
     const rss: Record<string, number> = {};
     const pids = JSON.parse(fs.readFileSync(path.join(info.dataDir, 'pids.json'), 'utf8')) as Record<string, number>;
     for (const [name, pid] of Object.entries(pids)) rss[name === 'start' ? 'launcher' : name] = rssMb(pid) ?? NaN;
+    rss['gateway (twin)'] = rssMb(twin.proc.pid!) ?? NaN;
     rss['gateway (tracing off)'] = rssMb(tracingOff.proc.pid!) ?? NaN;
     rss['gateway (rate limiter off)'] = rssMb(limiterOff.proc.pid!) ?? NaN;
     rss['bare HTTPS baseline'] = rssMb(base.proc.pid!) ?? NaN;

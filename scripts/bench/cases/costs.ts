@@ -1,7 +1,7 @@
 /**
- * What tracing and the rate limiter cost: GET by id through the production gateway and, in
- * alternating slices, through an extra gateway in front of the same services with tracing off, or
- * without the rate limiter (RATE_LIMITS=off).
+ * What tracing and the rate limiter cost: GET by id, in alternating slices, through two extra
+ * gateways in front of the same services, started alike but for one setting: the production
+ * configuration against tracing off, or against no rate limiter (RATE_LIMITS=off).
  */
 import { alternate, type BenchCase, type BenchContext, type CaseResult } from '../harness';
 import { benchItem } from './ad-items';
@@ -11,7 +11,7 @@ const PATH = '/v2/ad-items/custom-html';
 async function priced(ctx: BenchContext, what: string, gateway: string, maxCost?: number): Promise<CaseResult[]> {
   const path = `${PATH}/${await benchItem(ctx)}`;
   const [on, off] = await alternate(ctx, [`GET by id, ${what} on (alternating)`, `GET by id, ${what} off (alternating)`], [
-    { port: ctx.gatewayPort, path },
+    { port: ctx.gateways.twin, path },
     { port: ctx.gateways[gateway], path },
   ]);
   const cost = 1 - on.reqPerSec / off.reqPerSec;
