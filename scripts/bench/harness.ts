@@ -134,14 +134,15 @@ export async function load(ctx: BenchContext, name: string, spec: LoadSpec): Pro
 }
 
 /**
- * Two configurations measured in alternating slices (A, B, A, B, ...) so that a machine whose load
+ * Two configurations measured in alternating slices (A B, B A, A B) so that a machine whose load
  * drifts during the run weighs on both alike; returns both, each over its whole measured time.
  */
 export async function alternate(ctx: BenchContext, names: [string, string], specs: [LoadSpec, LoadSpec], rounds = 3): Promise<[CaseResult, CaseResult]> {
   const slice = Math.max(1, Math.round((ctx.options.durationS * 2) / (rounds * 2)));
   const parts: CaseResult[][] = [[], []];
+  // A B, B A, A B...: neither side always runs right after the other.
   for (let i = 0; i < rounds; i++) {
-    for (const j of [0, 1]) parts[j].push(await load(ctx, names[j], { ...specs[j], durationS: slice }));
+    for (const j of i % 2 ? [1, 0] : [0, 1]) parts[j].push(await load(ctx, names[j], { ...specs[j], durationS: slice }));
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const combine = (name: string, rs: CaseResult[]): CaseResult => ({
