@@ -160,7 +160,7 @@ export async function runBench(opts = optionsFromArgs()): Promise<{ results: Cas
     // Long enough for V8 to settle on optimised code in each gateway. The extra gateways, warmed 3 s,
     // spent up to twice the CPU per request of the platform's well-used one (a cold JIT is the
     // likely cause, not proven).
-    const warm = Math.min(opts.durationS, 5);
+    const warm = opts.smoke ? 1 : Math.min(opts.durationS, 5);
     await load(ctx, 'warm-up', { port: base.port, path: '/', key: '', durationS: warm });
     for (const port of [gatewayPort, twin.httpsPort, tracingOff.httpsPort, limiterOff.httpsPort]) {
       await load(ctx, 'warm-up', { port, path: '/v2/ad-items/custom-html?limit=10', durationS: warm });
