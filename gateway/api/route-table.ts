@@ -29,6 +29,8 @@ function headOfPath(path: string): string {
 export class RouteTable {
   private readonly routers = new Map<string, Router>();
   private readonly rest = Router();
+  /** Middleware mounted without a path (e.g. a rewrite of an alias path): runs before the lookup. */
+  private readonly pre: RequestHandler[] = [];
 
   private router(p: Pattern): Router {
     const head = headOfPattern(p);
@@ -49,12 +51,41 @@ export class RouteTable {
   delete = (p: Pattern, ...h: RequestHandler[]) => this.add('delete', p, h);
   all = (p: Pattern, ...h: RequestHandler[]) => this.add('all', p, h);
 
+  /**
+   * Middleware without a path runs for every request before its router is looked up, so a rewrite of
+   * req.url chooses the router; unlike in one big router it also precedes routes mounted before it.
+   */
+  use = (first: Pattern | RequestHandler, ...h: RequestHandler[]): this => {
+    if (typeof first === 'function') this.pre.push(first, ...h);
+    else this.router(first).use(first, ...h);
+    return this;
+  };
+
   /** The middleware that dispatches a request to its segment's router. */
   handler(): RequestHandler {
-    return (req: Request, res: Response, next: NextFunction) => {
+    const dispatch = (req: Request, res: Response, next: NextFunction) => {
       const r = this.routers.get(headOfPath(req.path));
       if (!r) return this.rest(req, res, next);
       r(req, res, (err?: unknown) => (err ? next(err) : this.rest(req, res, next)));
+    };
+    if (!this.pre.length) return dispatch;
+    return (req: Request, res: Response, next: NextFunction) => {
+      let i = 0;
+      const step = (err?: unknown): void => {
+        if (err) return next(err);
+        const mw = this.pre[i++];
+        if (!mw) {
+          dispatch(req, res, next);
+          return;
+        }
+        try {
+          const out = mw(req, res, step) as unknown;
+          if (out instanceof Promise) out.catch(next);
+        } catch (e) {
+          next(e);
+        }
+      };
+      step();
     };
   }
 }
