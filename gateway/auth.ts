@@ -15,6 +15,9 @@ interface Cached {
   expires: number;
 }
 
+export const MISSING_KEY_MESSAGE = "Provide your API key in the Authorization header: 'Authorization: Basic <API key>'.";
+export const INVALID_KEY_MESSAGE = 'The API key is invalid or has been deleted.';
+
 /**
  * Resolves API keys through the accounts service. Resolutions are cached briefly (KEY_CACHE_TTL_MS);
  * a deleted key is dropped at once through the accounts revocation stream, and the whole cache is
@@ -103,11 +106,11 @@ export function authenticate(resolver: KeyResolver) {
     const version = versionOfPath(req.path);
     const secret = keyFromHeader(req.headers.authorization);
     if (!secret) {
-      return next(apiErrors.unauthenticated(version, "Provide your API key in the Authorization header: 'Authorization: Basic <API key>'."));
+      return next(apiErrors.unauthenticated(version, MISSING_KEY_MESSAGE));
     }
     try {
       const identity = await resolver.resolve(secret);
-      if (!identity) return next(apiErrors.unauthenticated(version, 'The API key is invalid or has been deleted.'));
+      if (!identity) return next(apiErrors.unauthenticated(version, INVALID_KEY_MESSAGE));
       res.locals.ctx = { ...identity, version: version ?? 'v2' } satisfies RequestContext;
       next();
     } catch (err) {

@@ -95,6 +95,9 @@ export class MemoryWindow {
 
 export class RateLimiter {
   private readonly memory = new MemoryWindow();
+  /** Sorted-set members must be unique across replicas: this process's random tag and a counter. */
+  private readonly instance = crypto.randomBytes(6).toString('hex');
+  private seq = 0;
 
   constructor(private readonly state: SharedState) {
     state.redis?.defineCommand('adserverSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW_LUA });
@@ -106,7 +109,7 @@ export class RateLimiter {
     if (redis) {
       try {
         const run = (redis as unknown as { adserverSlidingWindow(k: string, w: number, l: number, id: string): Promise<number[]> }).adserverSlidingWindow;
-        const [allowed, count, resetAt, now] = (await run.call(redis, key, WINDOW_MS, limit, crypto.randomBytes(6).toString('hex'))).map(Number);
+        const [allowed, count, resetAt, now] = (await run.call(redis, key, WINDOW_MS, limit, `${this.instance}:${(this.seq = (this.seq + 1) % 1e15)}`)).map(Number);
         return { allowed: allowed === 1, limit, remaining: Math.max(0, limit - count), resetAt, now };
       } catch (err) {
         this.state.commandFailed(err);

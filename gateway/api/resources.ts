@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
 import { GROUPS, KINDS, getKind, type ApiVersion, type KindGroup, type Operation } from '../../services/shared/catalog';
 import { checkJsonShape } from '../../services/shared/catalog/validate';
 import { ctxOf } from '../context';
@@ -7,6 +7,7 @@ import { markReplayed } from '../idempotency';
 import { ACTION_MODULES } from './actions';
 import { backend } from './backend';
 import { parseId, parseListParams, parseShapeParams, queryFlag } from './params';
+import { RouteTable } from './route-table';
 import { shape } from './shape';
 import { translateInput, viewOf, objectNameOf, type View } from './views';
 
@@ -226,8 +227,10 @@ function mountGroup(router: Router, group: KindGroup): void {
 }
 
 /** Every catalog-described route of both versions. Specific paths mount before `/{id}` patterns. */
-export function resourceRouter(): Router {
-  const router = Router();
+export function resourceRouter(): RequestHandler {
+  const table = new RouteTable();
+  // The mount functions only add routes, which the table takes like a Router.
+  const router = table as unknown as Router;
   // Operations beyond CRUD (tags, conversion tags, tasks, add-funds...) mount first: they are more specific.
   for (const mount of ACTION_MODULES) mount(router);
   for (const version of ['v1', 'v2'] as const) {
@@ -237,6 +240,6 @@ export function resourceRouter(): Router {
     views.sort((a, b) => b.path.length - a.path.length);
     for (const view of views) mountKind(router, view);
   }
-  return router;
+  return table.handler();
 }
 

@@ -47,6 +47,8 @@ describe('OpenTelemetry traces', () => {
     await new Promise<void>((r) => collector.listen(port, '127.0.0.1', () => r()));
     p = await startOwnPlatform({
       OTEL_SDK_DISABLED: 'false',
+      // The default parent-based ratio sampler, recording every new trace so the one request is seen.
+      OTEL_TRACES_SAMPLER_ARG: '1',
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_BSP_SCHEDULE_DELAY: '200',

@@ -1,129 +1,230 @@
 /**
- * `npm run bench`: what the gateway costs on top of the services. Starts the platform (embedded, or on
- * DATABASE_URL), then runs the same operations through the HTTPS gateway and directly against the
- * owning service's gRPC API, in the same run, and reports each gateway figure as a ratio of its
- * direct baseline. The machines are shared and noisy: compare ratios, not absolute numbers.
+ * `npm run bench`: the platform's throughput and latency as shares of a bare Node HTTPS server measured
+ * in the same run (the machines are shared and noisy: compare ratios, not absolute numbers).
  *
- *   npm run bench -- [--requests 400] [--concurrency 16]
+ *   npm run bench -- [--connections 50] [--duration 10] [--rows 1000,1000000] [--only TEXT]
+ *                    [--smoke] [--label after] [--out BENCHMARKS.md|-] [--json FILE] [--cpu-prof DIR]
+ *
+ * It starts the platform as `npm start` does, in the production configuration (tracing on with its
+ * default sampler, rate limits on, REDIS_URL/DATABASE_URL from the environment), plus two extra
+ * gateways in front of the same services (tracing off; rate limiter off) to price those two. Cases
+ * come from the registry in cases/. `--smoke` (2 s per case, few rows) is what the test suite runs.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
+import os from 'node:os';
 import path from 'node:path';
 import { Metadata } from '@grpc/grpc-js';
 import { AccountsClient } from '../../proto/gen/adserver/accounts/v1/accounts';
 import { call, clientFor, closeClients } from '../../services/shared/grpc/client';
-import { resourcesApi } from '../../services/shared/grpc/resources-api';
-import { startPlatform, stopPlatform, dropSchemas } from '../../gateway/test/support/platform';
+import { startGatewayProcess, type GatewayProcess } from '../../gateway/test/support/gateway-process';
+import { ROOT, dropSchemas, startPlatform, stopPlatform, type PlatformInfo } from '../../gateway/test/support/platform';
+import { CASES } from './cases';
+import { load, type BenchContext, type CaseResult, type RunOptions } from './harness';
+import { renderMarkdown, renderTable, writeSection } from './report';
 
-interface Result {
-  name: string;
-  ok: number;
-  failed: number;
-  seconds: number;
-  p50: number;
-  p99: number;
-}
-
-function arg(name: string, fallback: number): number {
+function flag(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+  return i > 0 ? process.argv[i + 1] : undefined;
 }
 
-async function measure(name: string, total: number, concurrency: number, op: (i: number) => Promise<boolean>): Promise<Result> {
-  const latencies: number[] = [];
-  let next = 0;
-  let ok = 0;
-  let failed = 0;
-  const started = process.hrtime.bigint();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) {
-        const i = next++;
-        const t0 = process.hrtime.bigint();
-        const good = await op(i).catch(() => false);
-        latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
-        if (good) ok++;
-        else failed++;
-      }
-    }),
-  );
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  latencies.sort((a, b) => a - b);
-  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
-  return { name, ok, failed, seconds, p50: pct(50), p99: pct(99) };
-}
-
-async function main(): Promise<void> {
-  const total = arg('requests', 400);
-  const concurrency = arg('concurrency', 16);
-  process.stdout.write(`starting the platform (${process.env.DATABASE_URL ? 'Postgres' : 'embedded'})...\n`);
-  const { info } = await startPlatform({ LOG_LEVEL: 'error' });
-  Object.assign(process.env, info.env);
-  const ca = fs.readFileSync(path.join(info.dataDir, 'tls', 'localhost.crt'));
-  const agent = new https.Agent({ ca, keepAlive: true, maxSockets: concurrency });
-  const port = Number(info.env.GATEWAY_HTTPS_PORT);
-  const http = (key: string, method: string, p: string, body?: unknown) =>
-    new Promise<number>((resolve, reject) => {
-      const payload = body === undefined ? undefined : JSON.stringify(body);
-      const req = https.request(
-        { host: '127.0.0.1', servername: 'localhost', port, method, path: p, agent, headers: { Authorization: `Basic ${key}`, 'Content-Type': 'application/json' } },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        },
-      );
-      req.on('error', reject);
-      if (payload) req.write(payload);
-      req.end();
-    });
-  const newAccount = () =>
-    call<unknown, { account: { id: number }; testKey: string }>('accounts', clientFor('accounts', AccountsClient), 'createAccount', { name: 'bench', email: '', password: '', features: [] }, new Metadata());
-  const tenantMd = (accountId: number) => {
-    const md = new Metadata();
-    md.set('x-account-id', String(accountId));
-    md.set('x-mode', 'test');
-    return md;
+export function optionsFromArgs(): RunOptions & { only?: string; label: string; out: string; cpuProf?: string; json?: string } {
+  const smoke = process.argv.includes('--smoke');
+  const rows = (flag('rows') ?? (smoke ? '100,1000' : '1000,1000000')).split(',').map(Number) as [number, number];
+  return {
+    smoke,
+    connections: Number(flag('connections') ?? (smoke ? 10 : 50)),
+    durationS: Number(flag('duration') ?? (smoke ? 2 : 10)),
+    rows,
+    only: flag('only'),
+    label: flag('label') ?? (smoke ? 'smoke' : 'latest'),
+    out: flag('out') ?? path.join(ROOT, 'BENCHMARKS.md'),
+    cpuProf: flag('cpu-prof'),
+    json: flag('json'),
   };
-  const resources = (accountId: number) => resourcesApi('accounts', tenantMd(accountId));
+}
+
+/** The platform's Postgres: DATABASE_URL, or the embedded server `npm start` ran in the data directory. */
+function databaseUrl(info: PlatformInfo): string {
+  if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
+  const pw = fs.readFileSync(path.join(info.dataDir, 'postgres-password'), 'utf8').trim();
+  return `postgres://postgres:${encodeURIComponent(pw)}@127.0.0.1:${info.env.EMBEDDED_POSTGRES_PORT}/postgres`;
+}
+
+function startBaseline(certFile: string, keyFile: string): Promise<{ proc: ChildProcess; port: number }> {
+  const proc = spawn(process.execPath, [path.join(__dirname, 'baseline-server.js')], {
+    env: { ...process.env, TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    proc.stdout!.once('data', (c) => resolve({ proc, port: Number(String(c).trim()) }));
+    proc.once('exit', (code) => reject(new Error(`baseline server exited (${code})`)));
+  });
+}
+
+/** Resident set size of a process in MB (Linux /proc), or undefined when it is gone. */
+function rssMb(pid: number): number | undefined {
   try {
-    // Separate accounts per scenario keep each within the per-account rate limit.
-    const a1 = await newAccount();
-    const a2 = await newAccount();
-    const a3 = await newAccount();
-    const pub = await resources(a1.account.id).create({ kind: 'publisher', attributes: { name: 'Bench publisher' } });
-    const pub2 = await resources(a2.account.id).create({ kind: 'publisher', attributes: { name: 'Bench publisher' } });
-    // Warm both paths (TLS sessions, channels, JIT).
-    for (let i = 0; i < 50; i++) {
-      await http(a2.testKey, 'GET', `/v1/publishers/${pub2.id}`);
-      await resources(a1.account.id).get({ kind: 'publisher', id: pub.id });
+    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function runBench(opts = optionsFromArgs()): Promise<{ results: CaseResult[]; rss: Record<string, number> }> {
+  const log = (s: string) => process.stdout.write(`${s}\n`);
+  const about = machine();
+  log(`starting the platform (${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded Postgres'}, ${process.env.REDIS_URL ? 'REDIS_URL' : 'no Redis'})...`);
+  const profEnv: Record<string, string> = opts.cpuProf
+    ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${path.join(__dirname, 'cpu-profile-preload.js')}`.trim(), CPU_PROF_DIR: path.resolve(opts.cpuProf) }
+    : {};
+  // Production configuration: tracing on (the test platforms turn it off by default).
+  const { info } = await startPlatform({ LOG_LEVEL: 'error', OTEL_SDK_DISABLED: 'false', ...profEnv });
+  Object.assign(process.env, info.env);
+  const certFile = path.join(info.dataDir, 'tls', 'localhost.crt');
+  const keyFile = path.join(info.dataDir, 'tls', 'localhost.key');
+  const ca = fs.readFileSync(certFile);
+  const agent = new https.Agent({ ca, keepAlive: true });
+  const gatewayPort = Number(info.env.GATEWAY_HTTPS_PORT);
+  const extras: GatewayProcess[] = [];
+  let baseline: ChildProcess | undefined;
+  const { Client } = await import('pg');
+  const db = new Client({ connectionString: databaseUrl(info) });
+  await db.connect();
+  try {
+    const base = await startBaseline(certFile, keyFile);
+    baseline = base.proc;
+    const tls = { TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile, LOG_LEVEL: 'error' };
+    // The priced configurations are compared with a gateway started the same way, not with the
+    // platform's own (started by the launcher), so that only the one setting differs.
+    const twin = await startGatewayProcess({ ...tls, OTEL_SDK_DISABLED: 'false' });
+    extras.push(twin);
+    const tracingOff = await startGatewayProcess({ ...tls, OTEL_SDK_DISABLED: 'true' });
+    extras.push(tracingOff);
+    const limiterOff = await startGatewayProcess({ ...tls, OTEL_SDK_DISABLED: 'false', RATE_LIMITS: 'off' });
+    extras.push(limiterOff);
+
+    const api = (method: string, p: string, body?: unknown, key?: string, port = gatewayPort) =>
+      new Promise<{ status: number; body: any }>((resolve, reject) => {
+        const req = https.request(
+          { host: '127.0.0.1', servername: 'localhost', port, method, path: p, agent, headers: { authorization: `Basic ${key ?? ctx.key}`, 'content-type': 'application/json' } },
+          (res) => {
+            let text = '';
+            res.on('data', (c) => (text += c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }));
+          },
+        );
+        req.on('error', reject);
+        if (body !== undefined) req.write(JSON.stringify(body));
+        req.end();
+      });
+    const accounts = clientFor('accounts', AccountsClient);
+    const newKey = async () => {
+      const a = await call<unknown, { account: { id: number }; testKey: string }>('accounts', accounts, 'createAccount', { name: 'bench', email: '', password: '', features: [] }, new Metadata());
+      // The highest budget set-limits takes: the bench measures the limiter's cost, not its refusals.
+      await call('accounts', accounts, 'setAccountLimits', { accountId: a.account.id, generalLimit: 1_000_000, reportingLimit: 1_000_000 }, new Metadata());
+      return { key: a.testKey, accountId: a.account.id };
+    };
+    const prefix = info.env.DB_SCHEMA_PREFIX ?? '';
+    const sql = async (service: string, text: string, params: unknown[] = []) => {
+      await db.query(`set search_path to "${prefix}${service}"`);
+      return (await db.query(text, params)).rows;
+    };
+    const ctx: BenchContext = {
+      gatewayPort,
+      gateways: { twin: twin.httpsPort, 'tracing-off': tracingOff.httpsPort, 'ratelimit-off': limiterOff.httpsPort },
+      key: '',
+      newKey,
+      api,
+      sql,
+      env: info.env,
+      pids: {},
+      options: opts,
+      results: [],
+    };
+    ctx.key = (await newKey()).key;
+    const platformPids = JSON.parse(fs.readFileSync(path.join(info.dataDir, 'pids.json'), 'utf8')) as Record<string, number>;
+    ctx.pids = {
+      baseline: base.proc.pid!,
+      gateway: platformPids.gateway,
+      'gateway (twin)': twin.proc.pid!,
+      'gateway (tracing off)': tracingOff.proc.pid!,
+      'gateway (rate limiter off)': limiterOff.proc.pid!,
+      accounts: platformPids.accounts,
+      inventory: platformPids.inventory,
+    };
+
+    // Warm every process (TLS, JIT, pools) before anything is measured.
+    // Long enough for V8 to settle on optimised code in each gateway. The extra gateways, warmed 3 s,
+    // spent up to twice the CPU per request of the platform's well-used one (a cold JIT is the
+    // likely cause, not proven).
+    const warm = opts.smoke ? 1 : Math.min(opts.durationS, 5);
+    await load(ctx, 'warm-up', { port: base.port, path: '/', key: '', durationS: warm });
+    for (const port of [gatewayPort, twin.httpsPort, tracingOff.httpsPort, limiterOff.httpsPort]) {
+      await load(ctx, 'warm-up', { port, path: '/v2/ad-items/custom-html?limit=10', durationS: warm });
     }
-    const results: Result[] = [];
-    results.push(await measure('retrieve: gRPC direct', total, concurrency, async () => !!(await resources(a1.account.id).get({ kind: 'publisher', id: pub.id }))));
-    results.push(await measure('retrieve: HTTPS gateway', total, concurrency, async () => (await http(a2.testKey, 'GET', `/v1/publishers/${pub2.id}`)) === 200));
-    results.push(
-      await measure('create: gRPC direct', total, concurrency, async (i) => !!(await resources(a1.account.id).create({ kind: 'publisher', attributes: { name: `P${i}` } }))),
-    );
-    results.push(await measure('create: HTTPS gateway', total, concurrency, async (i) => (await http(a3.testKey, 'POST', '/v1/publishers', { name: `P${i}` })) === 200));
-    process.stdout.write(`\n${total} requests per scenario, concurrency ${concurrency}\n`);
-    process.stdout.write(`${'scenario'.padEnd(26)}${'req/s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'failed'.padStart(8)}\n`);
-    for (const r of results) {
-      process.stdout.write(`${r.name.padEnd(26)}${(r.ok / r.seconds).toFixed(0).padStart(9)}${r.p50.toFixed(2).padStart(9)}${r.p99.toFixed(2).padStart(9)}${String(r.failed).padStart(8)}\n`);
+
+    const baselineResult = await load(ctx, 'bare HTTPS baseline', { port: base.port, path: '/v2/ad-items/custom-html/1', key: '' });
+    baselineResult.ratio = 1;
+    ctx.results.push(baselineResult);
+    log(`  ${baselineResult.name}: ${baselineResult.reqPerSec.toFixed(0)} req/s`);
+    for (const c of CASES) {
+      if (opts.only && !c.name.includes(opts.only)) continue;
+      const out = await c.run(ctx);
+      for (const r of Array.isArray(out) ? out : [out]) {
+        r.caseName = c.name;
+        r.ratio = r.reqPerSec / baselineResult.reqPerSec;
+        r.target ??= c.target;
+        if (r.met === undefined && r.target) {
+          r.met = (r.target.minRatio === undefined || r.ratio >= r.target.minRatio) && (r.target.maxP99Ms === undefined || r.p99 <= r.target.maxP99Ms);
+        }
+        ctx.results.push(r);
+        log(`  ${r.name}: ${r.reqPerSec.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${r.failed ? `, ${r.failed} failed` : ''}`);
+      }
     }
-    for (const op of ['retrieve', 'create']) {
-      const d = results.find((r) => r.name === `${op}: gRPC direct`)!;
-      const g = results.find((r) => r.name === `${op}: HTTPS gateway`)!;
-      process.stdout.write(`${op}: gateway throughput = ${((g.ok / g.seconds) / (d.ok / d.seconds)).toFixed(2)}x of direct gRPC; p50 latency = ${(g.p50 / d.p50).toFixed(2)}x\n`);
+
+    const rss: Record<string, number> = {};
+    const pids = JSON.parse(fs.readFileSync(path.join(info.dataDir, 'pids.json'), 'utf8')) as Record<string, number>;
+    for (const [name, pid] of Object.entries(pids)) rss[name === 'start' ? 'launcher' : name] = rssMb(pid) ?? NaN;
+    rss['gateway (twin)'] = rssMb(twin.proc.pid!) ?? NaN;
+    rss['gateway (tracing off)'] = rssMb(tracingOff.proc.pid!) ?? NaN;
+    rss['gateway (rate limiter off)'] = rssMb(limiterOff.proc.pid!) ?? NaN;
+    rss['bare HTTPS baseline'] = rssMb(base.proc.pid!) ?? NaN;
+
+    log('');
+    log(renderTable(ctx.results, rss));
+    if (opts.out !== '-') {
+      const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
+      writeSection(opts.out, opts.label, renderMarkdown(ctx.results, rss, { command, opts, machine: about }));
+      log(`\nwrote the "${opts.label}" run into ${opts.out}`);
     }
+    if (opts.json) fs.writeFileSync(opts.json, JSON.stringify({ results: ctx.results, rss }, null, 2));
+    return { results: ctx.results, rss };
   } finally {
     agent.destroy();
     closeClients();
+    await db.end().catch(() => undefined);
+    baseline?.kill('SIGTERM');
+    for (const g of extras) await g.stop().catch(() => null);
     await stopPlatform(info.pid, 30_000, info.dataDir);
     await dropSchemas(info.schemaPrefix).catch(() => undefined);
     fs.rmSync(info.dataDir, { recursive: true, force: true });
   }
 }
 
-main().catch((err) => {
-  process.stderr.write(`bench failed: ${(err as Error).stack}\n`);
-  process.exit(1);
-});
+function machine(): string {
+  const cpus = os.cpus();
+  return `${cpus.length} × ${cpus[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GB RAM, load ${os.loadavg()[0].toFixed(1)} at the start, Node ${process.version}, ${os.type()} ${os.release()}`;
+}
+
+if (require.main === module) {
+  runBench().then(
+    () => process.exit(0),
+    (err) => {
+      process.stderr.write(`bench failed: ${(err as Error).stack}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,157 @@
+/**
+ * The bench's moving parts: what a case is, how it is driven (autocannon over HTTPS), and the result
+ * every case reports. Cases live in cases/*.ts, one file per group, and are listed in cases/index.ts.
+ */
+import fs from 'node:fs';
+import autocannon from 'autocannon';
+
+/** CPU time (user + system) a process has used so far, in ms, from /proc (Linux); undefined elsewhere. */
+export function cpuMs(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 of stat (utime, stime) in clock ticks, 100 per second on Linux.
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface Target {
+  /** The case's req/s must be at least this share of the baseline's (0.25 = 25 %). */
+  minRatio?: number;
+  /** p99 in ms at most (measured by the case itself, e.g. at half its own maximum rate). */
+  maxP99Ms?: number;
+}
+
+/** What a case gets to aim at: the running platform, a prepared account and the run's options. */
+export interface BenchContext {
+  /** HTTPS port of the platform's gateway (production configuration). */
+  gatewayPort: number;
+  /** Extra gateways in front of the same services, by name ('twin' in the production configuration, 'tracing-off', 'ratelimit-off'). */
+  gateways: Record<string, number>;
+  /** A test key of an account whose rate limit is raised out of the way. */
+  key: string;
+  /** Extra accounts' keys, for cases that must not share a budget. */
+  newKey(): Promise<{ key: string; accountId: number }>;
+  /** JSON over HTTPS through the gateway, for setting up data. */
+  api(method: string, path: string, body?: unknown, key?: string, port?: number): Promise<{ status: number; body: any }>;
+  /** Runs SQL on the machine's Postgres with the search path of one service's schema. */
+  sql(service: string, text: string, params?: unknown[]): Promise<any[]>;
+  env: Record<string, string>;
+  /** The platform's processes by name, whose CPU time per request each case reports. */
+  pids: Record<string, number>;
+  options: RunOptions;
+  /** Results of cases already run (a case may derive its figures from another's). */
+  results: CaseResult[];
+}
+
+export interface RunOptions {
+  connections: number;
+  durationS: number;
+  smoke: boolean;
+  /** Rows of one kind in one account for the list-scale cases: the small and the large table. */
+  rows: [number, number];
+}
+
+export interface LoadSpec {
+  port: number;
+  method?: string;
+  path: string;
+  body?: unknown;
+  key?: string;
+  /** Requests whose status differs count as failures. */
+  expectStatus?: number;
+  connections?: number;
+  durationS?: number;
+  /** Requests per second in total (autocannon overallRate), for a latency reading below saturation. */
+  rate?: number;
+}
+
+export interface CaseResult {
+  name: string;
+  /** The registered case that produced it; set by the runner. */
+  caseName?: string;
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  failed: number;
+  /**
+   * CPU time the platform's processes spent per request, in µs, by process: unlike req/s it hardly
+   * depends on what else the shared machine runs, so it compares runs taken at different times.
+   */
+  cpuUs?: Record<string, number>;
+  /** Share of the baseline's req/s; set by the runner. */
+  ratio?: number;
+  target?: Target;
+  /** A figure the case reports instead of (or besides) throughput, printed in the notes column. */
+  note?: string;
+  /** Whether the case met its target, when it has one; set by the runner or the case. */
+  met?: boolean;
+}
+
+export interface BenchCase {
+  name: string;
+  target?: Target;
+  /** Runs the case; most cases return `load(ctx, {...})`. */
+  run(ctx: BenchContext): Promise<CaseResult | CaseResult[]>;
+}
+
+/** Drives one endpoint with autocannon for the run's duration; the status code decides success. */
+export async function load(ctx: BenchContext, name: string, spec: LoadSpec): Promise<CaseResult> {
+  const expect = spec.expectStatus ?? 200;
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (spec.key !== '') headers.authorization = `Basic ${spec.key ?? ctx.key}`;
+  const before = Object.fromEntries(Object.entries(ctx.pids).map(([k, pid]) => [k, cpuMs(pid)]));
+  const result = await autocannon({
+    url: `https://127.0.0.1:${spec.port}${spec.path}`,
+    servername: 'localhost',
+    method: spec.method ?? 'GET',
+    headers,
+    body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+    connections: spec.connections ?? ctx.options.connections,
+    duration: spec.durationS ?? ctx.options.durationS,
+    overallRate: spec.rate,
+    timeout: 30,
+  });
+  const codes = result.statusCodeStats ?? {};
+  const good = codes[String(expect)]?.count ?? 0;
+  const total = Object.values(codes).reduce((n, c) => n + c.count, 0);
+  const cpuUs: Record<string, number> = {};
+  for (const [k, pid] of Object.entries(ctx.pids)) {
+    const after = cpuMs(pid);
+    const spent = after === undefined || before[k] === undefined ? 0 : after - before[k]!;
+    if (spent > 0 && total > 0) cpuUs[k] = (spent * 1000) / total;
+  }
+  return {
+    cpuUs,
+    name,
+    reqPerSec: good / (result.duration || spec.durationS || ctx.options.durationS),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    failed: total - good + result.errors + result.timeouts,
+  };
+}
+
+/**
+ * Two configurations measured in alternating slices (A B, B A, A B) so that a machine whose load
+ * drifts during the run weighs on both alike; returns both, each over its whole measured time.
+ */
+export async function alternate(ctx: BenchContext, names: [string, string], specs: [LoadSpec, LoadSpec], rounds = 3): Promise<[CaseResult, CaseResult]> {
+  const slice = Math.max(1, Math.round((ctx.options.durationS * 2) / (rounds * 2)));
+  const parts: CaseResult[][] = [[], []];
+  // A B, B A, A B...: neither side always runs right after the other.
+  for (let i = 0; i < rounds; i++) {
+    for (const j of i % 2 ? [1, 0] : [0, 1]) parts[j].push(await load(ctx, names[j], { ...specs[j], durationS: slice }));
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const combine = (name: string, rs: CaseResult[]): CaseResult => ({
+    name,
+    cpuUs: Object.fromEntries([...new Set(rs.flatMap((r) => Object.keys(r.cpuUs ?? {})))].map((k) => [k, rs.reduce((n, r) => n + (r.cpuUs?.[k] ?? 0), 0) / rs.length])),
+    reqPerSec: rs.reduce((n, r) => n + r.reqPerSec, 0) / rs.length,
+    p50: median(rs.map((r) => r.p50)),
+    p99: median(rs.map((r) => r.p99)),
+    failed: rs.reduce((n, r) => n + r.failed, 0),
+  });
+  return [combine(names[0], parts[0]), combine(names[1], parts[1])];
+}
