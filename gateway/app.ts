@@ -46,7 +46,10 @@ export function createApp(opts: GatewayOptions): express.Express {
     res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'unavailable', services, ...(opts.healthDetails?.() ?? {}) });
   });
 
-  app.get('/creatives/:name', (req, res, next) => void creativeFile(req, res).catch(next));
+  app
+    .route('/creatives/:name')
+    .get((req, res, next) => void creativeFile(req, res).catch(next))
+    .all((req, _res, next) => next(apiErrors.notSupported(req.method, '/creatives/{name}')));
 
   app.use((req, _res, next) => {
     const version = versionOfPath(req.path);

@@ -27,7 +27,8 @@ export async function creativeFile(req: Request, res: Response): Promise<void> {
   res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
   res.setHeader('Content-Security-Policy', "default-src 'none'; img-src data:; style-src 'unsafe-inline'; sandbox");
   res.setHeader('Access-Control-Allow-Origin', '*');
-  if (req.headers['if-none-match'] === etag) {
+  // req.fresh compares If-None-Match (lists and weak forms included) with the ETag set above.
+  if (req.fresh) {
     res.status(304).end();
     return;
   }

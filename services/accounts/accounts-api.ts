@@ -10,8 +10,9 @@ import {
   type CreateAccountRequest,
   type KeyRevocation,
 } from '../../proto/gen/adserver/accounts/v1/accounts';
+import type { Knex } from 'knex';
 import type { Database } from '../shared/db';
-import { formatTimestamp } from '../shared/db';
+import { formatTimestamp, schemaFor } from '../shared/db';
 import { fail } from '../shared/errors';
 import { holdSubscription, implement, type ServiceBinding } from '../shared/grpc/server';
 import { hashPassword } from '../shared/passwords';
@@ -61,10 +62,10 @@ function toApiKey(r: KeyRow): ApiKey {
  * gateways watching it. When the listener lost its connection it may have missed some, so it tells its
  * gateways to drop every cached key.
  */
-export function keyRevocationFeed(db: Database): { revocations: EventEmitter; channel: string; listener: PgListener } {
+export function keyRevocationFeed(): { revocations: EventEmitter; channel: string; listener: PgListener } {
   const revocations = new EventEmitter();
   revocations.setMaxListeners(0);
-  const channel = channelName(db.schema, 'key_revoked');
+  const channel = channelName(schemaFor('accounts'), 'key_revoked');
   const listener = new PgListener(() => revocations.emit('revoked-all'));
   void listener.listen(channel, (keyHash) => revocations.emit('revoked', keyHash));
   return { revocations, channel, listener };
@@ -74,7 +75,11 @@ export function keyRevocationFeed(db: Database): { revocations: EventEmitter; ch
 export function accountsBinding(db: Database, feed: ReturnType<typeof keyRevocationFeed>): ServiceBinding {
   const knex = db.knex;
   const { revocations, channel } = feed;
-  const revoke = (keyHashes: string[]) => Promise.all(keyHashes.map((h) => notify(knex, channel, h)));
+  // Sent inside the transaction of the change: Postgres delivers it on commit, so a replica that dies
+  // after committing cannot leave a deleted key alive in gateways' caches.
+  const revoke = async (trx: Knex.Transaction, keyHashes: string[]) => {
+    for (const h of keyHashes) await notify(trx, channel, h);
+  };
 
   const getAccount = async (id: number): Promise<AccountRow> => {
     const row = await knex<AccountRow>('accounts').where({ id }).first();
@@ -145,9 +150,12 @@ export function accountsBinding(db: Database, feed: ReturnType<typeof keyRevocat
     },
 
     async deleteApiKey(req: { accountId: number; keyId: number }) {
-      const [row] = await knex<KeyRow>('api_keys').where({ account_id: req.accountId, id: req.keyId }).delete().returning('*');
+      const row = await knex.transaction(async (trx) => {
+        const [deleted] = await trx<KeyRow>('api_keys').where({ account_id: req.accountId, id: req.keyId }).delete().returning('*');
+        if (deleted) await revoke(trx, [deleted.key_hash]);
+        return deleted;
+      });
       if (!row) throw fail.notFound('API key', req.keyId);
-      await revoke([row.key_hash]);
       return { keyId: Number(row.id) };
     },
 
@@ -161,13 +169,17 @@ export function accountsBinding(db: Database, feed: ReturnType<typeof keyRevocat
         }
         changes[field] = value === 0 ? null : value;
       }
-      const [row] = Object.keys(changes).length
-        ? await knex<AccountRow>('accounts').where({ id: req.accountId }).update(changes).returning('*')
-        : [await getAccount(req.accountId)];
-      // Gateways cache resolved keys together with these limits; dropping the account's keys from
-      // their caches (as a revocation does) makes the new limits apply at once.
-      const keys = await knex<KeyRow>('api_keys').where({ account_id: req.accountId }).select('key_hash');
-      await revoke(keys.map((k) => k.key_hash));
+      const row = await knex.transaction(async (trx) => {
+        const [updated] = Object.keys(changes).length
+          ? await trx<AccountRow>('accounts').where({ id: req.accountId }).update(changes).returning('*')
+          : await trx<AccountRow>('accounts').where({ id: req.accountId });
+        if (!updated) throw fail.notFound('account', req.accountId);
+        // Gateways cache resolved keys together with these limits; dropping the account's keys from
+        // their caches (as a revocation does) makes the new limits apply at once.
+        const keys = await trx<KeyRow>('api_keys').where({ account_id: req.accountId }).select('key_hash');
+        await revoke(trx, keys.map((k) => k.key_hash));
+        return updated;
+      });
       return { accountId: Number(row.id), generalLimit: row.general_limit ?? 0, reportingLimit: row.reporting_limit ?? 0 };
     },
   });

@@ -25,7 +25,7 @@ export const accountsService: ServiceSpec = {
   migrations,
   hooks: { publisher: portalUser, advertiser: portalUser, bidder: bidderHooks },
   bindings: (db) => {
-    feed = keyRevocationFeed(db);
+    feed = keyRevocationFeed();
     return [accountsBinding(db, feed)];
   },
   start: async () => () => feed!.listener.stop(),

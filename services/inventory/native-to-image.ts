@@ -212,7 +212,8 @@ export function adItemTasksBinding(db: Database, store: ResourceStore): ServiceB
  * (`FOR UPDATE SKIP LOCKED`, so two replicas never claim one task) and renews it while it works; a task
  * whose lease ran out (its replica died) is claimed again by whichever replica polls next. A replica
  * that lost its lease does not record a result. The creative a task may already have made is found by
- * its file rather than made twice.
+ * its file rather than made twice. `lease_owner` stays on a finished task: the replica that finished it.
+ * A replica that stops hands back the task it could not finish in time, rather than leaving it to its lease.
  */
 export async function startNativeToImageWorker(db: Database, store: ResourceStore): Promise<() => Promise<void>> {
   const knex = db.knex;
@@ -239,13 +240,19 @@ export async function startNativeToImageWorker(db: Database, store: ResourceStor
     (await knex('native_to_image_tasks').where({ id, lease_owner: owner, status: 'running' }).update(fields)) > 0;
 
   const runOne = async (task: TaskRow) => {
+    if (task.attempts > MAX_ATTEMPTS) {
+      // Its replicas died holding it each time (a task that crashes its replica must not take them all down).
+      await whileHeld(task.id, { status: 'error', error: `Conversion gave up after ${MAX_ATTEMPTS} attempts.`, completed_at: knex.fn.now(), lease_until: null });
+      log.warn('native-to-image task abandoned', { task: Number(task.id), attempts: task.attempts });
+      return;
+    }
     const t: Tenant = { accountId: Number(task.account_id), mode: task.mode };
     const renew = setInterval(() => {
       void whileHeld(task.id, { lease_until: knex.raw(`now() + (? * interval '1 millisecond')`, [leaseMs]) }).catch(() => undefined);
     }, Math.max(100, Math.floor(leaseMs / 3)));
     try {
       const creativeId = await convert(knex, store, t, task);
-      if (await whileHeld(task.id, { status: 'success', image_creative: creativeId, error: null, completed_at: knex.fn.now(), lease_owner: null, lease_until: null })) {
+      if (await whileHeld(task.id, { status: 'success', image_creative: creativeId, error: null, completed_at: knex.fn.now(), lease_until: null })) {
         log.info('native-to-image task done', { task: Number(task.id), image_creative: creativeId });
       }
     } catch (err) {
@@ -253,7 +260,7 @@ export async function startNativeToImageWorker(db: Database, store: ResourceStor
       // A missing ad item, template or media group will not come back: fail now. Anything else is retried.
       const permanent = code === 5 || code === 9 || task.attempts >= MAX_ATTEMPTS;
       const message = (err as Error).message || 'conversion failed';
-      if (permanent) await whileHeld(task.id, { status: 'error', error: message.slice(0, 1000), completed_at: knex.fn.now(), lease_owner: null, lease_until: null });
+      if (permanent) await whileHeld(task.id, { status: 'error', error: message.slice(0, 1000), completed_at: knex.fn.now(), lease_until: null });
       else await whileHeld(task.id, { status: 'queued', lease_owner: null, lease_until: null, not_before: knex.raw("now() + interval '2 seconds'") });
       log.warn('native-to-image task failed', { task: Number(task.id), permanent, ...errorFields(err) });
     } finally {
@@ -261,25 +268,36 @@ export async function startNativeToImageWorker(db: Database, store: ResourceStor
     }
   };
 
+  let current: TaskRow | undefined;
+  let wake: (() => void) | undefined;
   const loop = async () => {
     while (!stopped) {
-      let task: TaskRow | undefined;
       try {
-        task = await claim();
+        current = await claim();
       } catch (err) {
         log.warn('native-to-image poll failed', errorFields(err));
       }
-      if (task) {
-        await runOne(task);
+      if (current) {
+        await runOne(current);
+        current = undefined;
         continue;
       }
-      await new Promise((r) => setTimeout(r, pollMs));
+      await new Promise<void>((r) => {
+        wake = r;
+        setTimeout(r, pollMs);
+      });
     }
   };
   const running = loop();
   return async () => {
     stopped = true;
-    await Promise.race([running, new Promise((r) => setTimeout(r, 5000))]);
+    wake?.();
+    const finished = await Promise.race([running.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
+    const held = current;
+    if (!finished && held) {
+      await whileHeld(held.id, { status: 'queued', lease_until: null, lease_owner: null }).catch(() => undefined);
+      log.info('native-to-image task handed back at stop', { task: Number(held.id) });
+    }
   };
 }
 

@@ -8,13 +8,18 @@
  * Postgres restart). Notifications sent while it was disconnected are lost, so every reconnection is
  * reported to `onGap`, for the caller to treat as "anything may have changed".
  */
+import crypto from 'node:crypto';
 import pg from 'pg';
 import type { Knex } from 'knex';
 import { envStr } from './config';
 import { errorFields, log } from './log';
 
+/** `<schema>_<topic>`; shortened with a hash past Postgres's 63-byte identifier limit, which LISTEN would truncate but pg_notify refuse. */
 export function channelName(schema: string, topic: string): string {
-  return `${schema}_${topic}`;
+  const name = `${schema}_${topic}`;
+  if (name.length <= 63) return name;
+  const hash = crypto.createHash('sha256').update(name).digest('hex').slice(0, 16);
+  return `${schema.slice(0, 63 - topic.length - hash.length - 2)}_${hash}_${topic}`;
 }
 
 /** Sends `payload` (at most 7,900 bytes) on `channel`; inside a transaction it is delivered on commit. */
@@ -43,7 +48,8 @@ export class PgListener {
 
   private async connect(): Promise<void> {
     if (this.stopped) return;
-    const client = new pg.Client({ connectionString: this.url });
+    // Keepalive: a connection whose server vanished without closing it is noticed, and replaced.
+    const client = new pg.Client({ connectionString: this.url, keepAlive: true });
     client.on('notification', (n) => {
       const handler = this.handlers.get(n.channel);
       if (handler) handler(n.payload ?? '');

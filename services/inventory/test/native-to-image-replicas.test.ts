@@ -1,8 +1,10 @@
 /**
- * Native-to-image tasks with two inventory replicas on one database: every task runs exactly once
- * (claimed with a lease), a task held by a replica that died is taken over once its lease runs out but
- * not before, and the rendered file is served at its file_url whichever replica made it.
+ * Native-to-image tasks with two inventory processes on one database (the platform's inventory, A, and
+ * a replica, B): every task runs exactly once (claimed with a lease), a task whose holder is SIGKILLed
+ * is taken over by the other once its lease ends but not before, and each rendered file is served at its
+ * file_url over HTTPS whichever replica made it (the gateway reads files through A).
  */
+import crypto from 'node:crypto';
 import pg from 'pg';
 import { request, newAccount, type TestAccount } from '../../../gateway/test/support/api';
 import type { PlatformInfo } from '../../../gateway/test/support/platform';
@@ -11,15 +13,20 @@ import { nativeFixture } from './v2-fixtures';
 
 jest.setTimeout(90_000);
 
+/** B's lease: short, so that a task B held when it was killed is taken over within the test. */
+const LEASE_MS = 2000;
+
 let info: PlatformInfo;
-let replica: ServiceReplica;
+let replicaB: ServiceReplica;
 let db: pg.Client;
 let acct: TestAccount;
-const schema = () => `${info.schemaPrefix && process.env.DATABASE_URL ? info.schemaPrefix : ''}inventory`;
+const tasks = () => `${process.env.DATABASE_URL ? info.schemaPrefix : ''}inventory.native_to_image_tasks`;
+const files = () => `${process.env.DATABASE_URL ? info.schemaPrefix : ''}inventory.creative_files`;
+const ownedBy = (owner: string | null, r: ServiceReplica) => owner?.includes(`:${r.proc.pid}:`) ?? false;
 
 beforeAll(async () => {
   info = JSON.parse(process.env.TEST_PLATFORM!);
-  replica = await startServiceReplica(info, 'inventory', { NATIVE_TO_IMAGE_POLL_MS: '20' });
+  replicaB = await startServiceReplica(info, 'inventory', { NATIVE_TO_IMAGE_POLL_MS: '20', NATIVE_TO_IMAGE_LEASE_MS: String(LEASE_MS) });
   db = new pg.Client({ connectionString: platformDatabaseUrl(info) });
   await db.connect();
   acct = await newAccount(['native-to-image']);
@@ -27,63 +34,137 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await db?.end();
-  await replica?.stop();
+  await replicaB?.stop();
 });
 
-async function untilDone(url: string, timeoutMs = 30_000): Promise<any> {
-  const until = Date.now() + timeoutMs;
+/** Inserts tasks due at once (one statement, so that the replicas race for them) and returns their ids. */
+async function insertTasks(item: { id: number }, group: { id: number }, n: number, extra: { file_name?: string[] } = {}): Promise<number[]> {
+  const { rows } = await db.query(
+    `insert into ${tasks()} (account_id, mode, native_ad_item, media_group, width, height, name, file_name)
+     select $1, 'test', $2, $3, 100 + i, 50, 'Copy ' || i, ($4::text[])[i] from generate_series(1, $5::int) as i
+     returning id`,
+    [acct.id, item.id, group.id, extra.file_name ?? [], n],
+  );
+  return rows.map((r) => Number(r.id));
+}
+
+async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const res = await acct.test.get(url);
-    if (res.status === 200 && res.body.data.results !== null) return res.body.data;
-    if (Date.now() > until) throw new Error(`task not done: ${JSON.stringify(res.body)}`);
-    await new Promise((r) => setTimeout(r, 100));
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
-test('twenty tasks polled by two replicas each run once, and each file is served at its file_url', async () => {
+test('forty tasks due at once on two replicas each run exactly once, and each file is served at its file_url', async () => {
   const { item, group } = await nativeFixture(acct.test);
-  const urls: string[] = [];
-  for (let i = 0; i < 20; i++) {
-    const res = await acct.test.post(`${item.self}/to-image`, { media_group: group.id, size: `${100 + i}x50`, name: `Copy ${i}` });
-    expect(res.status).toBe(200);
-    urls.push(res.body.data.task_url);
-  }
-  const done = await Promise.all(urls.map((u) => untilDone(u)));
-  expect(done.every((d) => d.status === 'success')).toBe(true);
-  const ids = urls.map((u) => Number(u.split('/').pop()));
-  const { rows } = await db.query(`select id, attempts, status from ${schema()}.native_to_image_tasks where id = any($1)`, [ids]);
-  expect(rows).toHaveLength(20);
-  expect(rows.every((r) => r.attempts === 1 && r.status === 'success')).toBe(true);
-  // One creative per task, none twice.
-  const creatives = (await acct.test.get(`/v2/creatives/image?limit=100&group=${group.id}`)).body.data.filter((c: any) => c.group === group.id);
-  expect(creatives).toHaveLength(20);
-  for (const c of creatives.slice(0, 5)) {
-    const file = await request('GET', new URL(c.file_url).pathname);
+  const ids = await insertTasks(item, group, 40);
+  const rows = await until('every task to finish', async () => {
+    const { rows } = await db.query(`select id, status, attempts, lease_owner, image_creative, file_name from ${tasks()} where id = any($1)`, [ids]);
+    return rows.every((r) => r.status === 'success' || r.status === 'error') ? rows : undefined;
+  });
+  expect(rows.map((r) => r.status)).toEqual(ids.map(() => 'success'));
+  // Claimed once each: a second claim would have counted a second attempt.
+  expect(rows.filter((r) => r.attempts !== 1)).toEqual([]);
+  const byB = rows.filter((r) => ownedBy(r.lease_owner, replicaB));
+  expect(byB.length).toBeGreaterThan(0);
+  console.log(`tasks run: ${byB.length} by replica B, ${rows.length - byB.length} by the platform's inventory`);
+
+  // One creative per task, none twice, each with its own file.
+  const creatives = (await acct.test.get(`/v2/creatives/image?limit=100`)).body.data.filter((c: any) => c.group === group.id);
+  expect(creatives).toHaveLength(40);
+  expect(new Set(creatives.map((c: any) => c.file_url)).size).toBe(40);
+  expect(new Set(rows.map((r) => Number(r.image_creative)))).toEqual(new Set(creatives.map((c: any) => c.id)));
+
+  // Files made on either replica are served over HTTPS, without a key, at their file_url's path.
+  const madeByB = creatives.find((c: any) => c.id === Number(byB[0].image_creative));
+  const madeByA = creatives.find((c: any) => !byB.some((r) => Number(r.image_creative) === c.id));
+  for (const c of [madeByB, madeByA].filter(Boolean)) {
+    const path = new URL(c.file_url).pathname;
+    expect(path).toMatch(/^\/creatives\/native-to-image-\d+-[A-Za-z0-9_-]{16}\.svg$/);
+    const file = await request('GET', path);
     expect(file.status).toBe(200);
-    expect(file.headers['content-type']).toMatch(/^image\/svg\+xml/);
-    expect(file.headers['cache-control']).toContain('immutable');
-    expect(file.text).toContain(`width="${c.width}"`);
-    expect((await request('GET', new URL(c.file_url).pathname, undefined, { headers: { 'If-None-Match': String(file.headers.etag) } })).status).toBe(304);
+    expect(file.headers['content-type']).toBe('image/svg+xml');
+    expect(file.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(file.headers.etag).toMatch(/^"[0-9a-f]{32}"$/);
+    expect(Number(file.headers['content-length'])).toBe(c.file_size);
+    expect(file.text).toContain(`width="${c.width}" height="50"`);
+    expect(file.text).toContain('Running &lt;shoes&gt;');
+    const again = await request('GET', path, undefined, { headers: { 'If-None-Match': String(file.headers.etag) } });
+    expect(again.status).toBe(304);
+    expect(again.text).toBe('');
   }
-  expect((await request('GET', '/creatives/no-such-file.svg')).status).toBe(404);
+  expect(madeByA ?? madeByB).toBeDefined();
 });
 
-test('a task held by a replica that died is taken over when its lease ends, not before', async () => {
+test('a creative file is public but unguessable: unknown and malformed names answer 404 JSON, other methods answer 501', async () => {
+  for (const p of ['/creatives/no-such-file.svg', '/creatives/..%2Finventory', `/creatives/${'a'.repeat(200)}.svg`]) {
+    const res = await request('GET', p);
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ object: 'error', http_status: 404 });
+  }
+  const del = await request('DELETE', '/creatives/no-such-file.svg');
+  expect(del.status).toBe(501);
+  expect(del.body).toMatchObject({ object: 'error', type: 'method_not_supported_error' });
+});
+
+test('a task whose replica is SIGKILLed while holding it is taken over by the other replica when its lease ends, not before', async () => {
   const { item, group } = await nativeFixture(acct.test);
-  const res = await acct.test.post(`${item.self}/to-image`, { media_group: group.id, size: '64x64', name: 'Orphaned' });
-  const id = Number(res.body.data.task_url.split('/').pop());
-  // The state a replica leaves when it is killed mid-task: running, its lease still a few seconds long.
-  // (Written before any replica could claim it: the task was made with a delay of 0, so claim it first.)
-  await db.query(
-    `update ${schema()}.native_to_image_tasks set status = 'running', attempts = 1, lease_owner = 'replica-that-died', lease_until = now() + interval '2 seconds', completed_at = null, image_creative = null where id = $1`,
-    [id],
-  );
-  await new Promise((r) => setTimeout(r, 1000));
-  const held = (await db.query(`select status, lease_owner from ${schema()}.native_to_image_tasks where id = $1`, [id])).rows[0];
-  expect(held).toEqual({ status: 'running', lease_owner: 'replica-that-died' });
-  const done = await untilDone(res.body.data.task_url);
-  expect(done.status).toBe('success');
-  const after = (await db.query(`select attempts, lease_owner from ${schema()}.native_to_image_tasks where id = $1`, [id])).rows[0];
-  expect(after.attempts).toBe(2);
-  expect(after.lease_owner).toBeNull();
+  // Hold each replica inside a task: the tasks' files are pre-named, and an open transaction of this
+  // test has inserted those names, so a worker that reaches the file's insert waits for it.
+  const names = [1, 2].map(() => `native-to-image-held-${crypto.randomBytes(8).toString('hex')}.svg`);
+  const lock = new pg.Client({ connectionString: platformDatabaseUrl(info) });
+  await lock.connect();
+  try {
+    await lock.query('begin');
+    for (const name of names) {
+      await lock.query(`insert into ${files()} (name, account_id, mode, content_type, body, etag) values ($1, $2, 'test', 'text/plain', '', '')`, [name, acct.id]);
+    }
+    const ids = await insertTasks(item, group, 2, { file_name: names });
+    // B polls every 20 ms and runs one task at a time, so it holds one of them (A may be busy elsewhere).
+    const held = await until('replica B to hold a task', async () => {
+      const { rows } = await db.query(`select id, status, lease_owner from ${tasks()} where id = any($1)`, [ids]);
+      return rows.find((r) => r.status === 'running' && ownedBy(r.lease_owner, replicaB));
+    });
+    // Longer than the lease: B renews it while it works, so nobody takes the task from a live replica.
+    await new Promise((r) => setTimeout(r, LEASE_MS + 500));
+    const stillB = (await db.query(`select status, attempts, lease_owner from ${tasks()} where id = $1`, [held.id])).rows[0];
+    expect(stillB).toMatchObject({ status: 'running', attempts: 1, lease_owner: held.lease_owner });
+
+    replicaB.proc.kill('SIGKILL');
+    await new Promise<void>((r) => (replicaB.proc.exitCode !== null || replicaB.proc.signalCode !== null ? r() : replicaB.proc.once('exit', () => r())));
+    const killedAt = Date.now();
+    await lock.query('rollback');
+
+    // B's last renewal set its lease to end at least 2/3 of LEASE_MS after the kill: until then it stays B's.
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await db.query(`select status, lease_owner from ${tasks()} where id = $1`, [held.id])).rows[0]).toEqual({ status: 'running', lease_owner: held.lease_owner });
+
+    const done = await until('the orphaned task to be completed', async () => {
+      const { rows } = await db.query(`select status, attempts, lease_owner, image_creative, completed_at from ${tasks()} where id = $1`, [held.id]);
+      return rows[0].status === 'running' || rows[0].status === 'queued' ? undefined : rows[0];
+    });
+    const tookOverAfter = new Date(done.completed_at).getTime() - killedAt;
+    console.log(`orphaned task completed ${tookOverAfter} ms after its replica was killed (lease ${LEASE_MS} ms)`);
+    expect(done).toMatchObject({ status: 'success', attempts: 2 });
+    expect(ownedBy(done.lease_owner, replicaB)).toBe(false);
+    // The other task (held by A, or run once free) completes too, once.
+    const other = await until('the other task', async () => {
+      const { rows } = await db.query(`select status, attempts from ${tasks()} where id = any($1) and id <> $2`, [ids, held.id]);
+      return rows[0].status === 'success' ? rows[0] : undefined;
+    });
+    expect(other.attempts).toBe(1);
+
+    // Exactly one creative for the task, and its file is the one named before the crash, served.
+    const fileUrl = `${info.env.SERVE_BASE_URL}/creatives/${names[ids.indexOf(Number(held.id))]}`;
+    const creatives = (await acct.test.get('/v2/creatives/image?limit=100')).body.data.filter((c: any) => c.file_url === fileUrl);
+    expect(creatives.map((c: any) => c.id)).toEqual([Number(done.image_creative)]);
+    const file = await request('GET', new URL(fileUrl).pathname);
+    expect(file.status).toBe(200);
+    expect(file.headers['content-type']).toBe('image/svg+xml');
+  } finally {
+    await lock.end().catch(() => undefined);
+  }
 });
