@@ -4,10 +4,14 @@
  * SIGTERM, each during a stream of requests. Every answered request has a correct status in the error
  * shape, none hangs, and every acknowledged write is readable afterwards.
  */
+import { credentials } from '@grpc/grpc-js';
+import pgDriver from 'pg';
+import { AccountsClient, Mode, type ListApiKeysResponse } from '../../proto/gen/adserver/accounts/v1/accounts';
 import { as, request, type ApiResponse, type Client } from './support/api';
 import { pool, readPids, startGatewayProcess } from './support/gateway-process';
 import { startOwnPlatform, type OwnPlatform } from './support/own-platform';
 import type { PlatformInfo } from './support/platform';
+import { platformMetadata, unary } from './support/service-replica';
 import { available as tempPostgres, startTempPostgres, type TempPostgres } from './support/temp-postgres';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -124,6 +128,24 @@ describe('faults on a platform of its own', () => {
     expect(outcomes[outcomes.length - 1].status).toBe(200);
     const verified = await verifyAcknowledged(outcomes);
     process.stdout.write(`faults: postgres restart: ${outcomes.length} requests, ${outcomes.filter((o) => o.status !== 200).length} refused, ${verified} writes verified\n`);
+
+    // Accounts listens for key revocations again on the restarted server: a key deleted now is refused
+    // at once, not only when the gateway's key cache expires.
+    const db = new pgDriver.Client({ connectionString: pg!.url });
+    await db.connect();
+    const accounts = new AccountsClient(info.env.ACCOUNTS_ADDR, credentials.createInsecure());
+    try {
+      await until('the revocation listener is back', async () => (await db.query("select 1 from pg_stat_activity where query like 'listen %'")).rows.length > 0, 10_000);
+      const acct = await own.newAccount();
+      expect((await acct.live.get('/v2/publishers')).status).toBe(200);
+      const md = platformMetadata(info);
+      const { keys } = await unary<ListApiKeysResponse>(accounts, 'listApiKeys', { accountId: acct.id }, md);
+      await unary(accounts, 'deleteApiKey', { accountId: acct.id, keyId: keys.find((k) => k.mode === Mode.MODE_LIVE)!.id }, md);
+      await until('the deleted key is refused', async () => (await acct.live.get('/v2/publishers')).status === 403, 1000);
+    } finally {
+      accounts.close();
+      await db.end();
+    }
   }, 120_000);
 
   test('SIGTERM on a gateway: in-flight requests finish, then it exits 0', async () => {
