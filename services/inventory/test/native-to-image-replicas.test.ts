@@ -92,6 +92,9 @@ test('forty tasks due at once on two replicas each run exactly once, and each fi
     expect(Number(file.headers['content-length'])).toBe(c.file_size);
     expect(file.text).toContain(`width="${c.width}" height="50"`);
     expect(file.text).toContain('Running &lt;shoes&gt;');
+    // The plain HTTP listener answers it too (an ad tag on an http page may load it).
+    const plain = await request('GET', path, undefined, { plainHttp: true });
+    expect([plain.status, plain.headers['content-type'], plain.text]).toEqual([200, 'image/svg+xml', file.text]);
     const again = await request('GET', path, undefined, { headers: { 'If-None-Match': String(file.headers.etag) } });
     expect(again.status).toBe(304);
     expect(again.text).toBe('');
