@@ -113,33 +113,56 @@ test('a creative file is public but unguessable: unknown and malformed names ans
   expect(del.body).toMatchObject({ object: 'error', type: 'method_not_supported_error' });
 });
 
-test('a task whose replica is SIGKILLed while holding it is taken over by the other replica when its lease ends, not before', async () => {
-  const { item, group } = await nativeFixture(acct.test);
-  // Hold each replica inside a task: the tasks' files are pre-named, and an open transaction of this
-  // test has inserted those names, so a worker that reaches the file's insert waits for it.
+/**
+ * Holds `replica` inside a task: two tasks are due with pre-named files, and an open transaction of this
+ * test has inserted those names, so a worker that reaches the file's insert waits until `release()`.
+ * The replica polls every 20 ms and runs one task at a time, so it holds one of them (the platform's
+ * inventory may hold the other, or be busy elsewhere).
+ */
+async function holdInTask(replica: ServiceReplica, item: { id: number }, group: { id: number }) {
   const names = [1, 2].map(() => `native-to-image-held-${crypto.randomBytes(8).toString('hex')}.svg`);
   const lock = new pg.Client({ connectionString: platformDatabaseUrl(info) });
   await lock.connect();
+  await lock.query('begin');
+  for (const name of names) {
+    await lock.query(`insert into ${files()} (name, account_id, mode, content_type, body, etag) values ($1, $2, 'test', 'text/plain', '', '')`, [name, acct.id]);
+  }
+  let released = false;
+  const release = async () => {
+    if (released) return;
+    released = true;
+    await lock.query('rollback').catch(() => undefined);
+    await lock.end().catch(() => undefined);
+  };
   try {
-    await lock.query('begin');
-    for (const name of names) {
-      await lock.query(`insert into ${files()} (name, account_id, mode, content_type, body, etag) values ($1, $2, 'test', 'text/plain', '', '')`, [name, acct.id]);
-    }
     const ids = await insertTasks(item, group, 2, { file_name: names });
-    // B polls every 20 ms and runs one task at a time, so it holds one of them (A may be busy elsewhere).
-    const held = await until('replica B to hold a task', async () => {
+    const held = await until('the replica to hold a task', async () => {
       const { rows } = await db.query(`select id, status, lease_owner from ${tasks()} where id = any($1)`, [ids]);
-      return rows.find((r) => r.status === 'running' && ownedBy(r.lease_owner, replicaB));
+      return rows.find((r) => r.status === 'running' && ownedBy(r.lease_owner, replica));
     });
+    return { ids, held, fileName: names[ids.indexOf(Number(held.id))], release };
+  } catch (err) {
+    await release();
+    throw err;
+  }
+}
+
+const exited = (r: ServiceReplica) =>
+  new Promise<number | null>((resolve) => (r.proc.exitCode !== null || r.proc.signalCode !== null ? resolve(r.proc.exitCode) : r.proc.once('exit', (code) => resolve(code))));
+
+test('a task whose replica is SIGKILLed while holding it is taken over by the other replica when its lease ends, not before', async () => {
+  const { item, group } = await nativeFixture(acct.test);
+  const { ids, held, fileName, release } = await holdInTask(replicaB, item, group);
+  try {
     // Longer than the lease: B renews it while it works, so nobody takes the task from a live replica.
     await new Promise((r) => setTimeout(r, LEASE_MS + 500));
     const stillB = (await db.query(`select status, attempts, lease_owner from ${tasks()} where id = $1`, [held.id])).rows[0];
     expect(stillB).toMatchObject({ status: 'running', attempts: 1, lease_owner: held.lease_owner });
 
     replicaB.proc.kill('SIGKILL');
-    await new Promise<void>((r) => (replicaB.proc.exitCode !== null || replicaB.proc.signalCode !== null ? r() : replicaB.proc.once('exit', () => r())));
+    await exited(replicaB);
     const killedAt = Date.now();
-    await lock.query('rollback');
+    await release();
 
     // B's last renewal set its lease to end at least 2/3 of LEASE_MS after the kill: until then it stays B's.
     await new Promise((r) => setTimeout(r, 300));
@@ -161,13 +184,42 @@ test('a task whose replica is SIGKILLed while holding it is taken over by the ot
     expect(other.attempts).toBe(1);
 
     // Exactly one creative for the task, and its file is the one named before the crash, served.
-    const fileUrl = `${info.env.SERVE_BASE_URL}/creatives/${names[ids.indexOf(Number(held.id))]}`;
+    const fileUrl = `${info.env.SERVE_BASE_URL}/creatives/${fileName}`;
     const creatives = (await acct.test.get('/v2/creatives/image?limit=100')).body.data.filter((c: any) => c.file_url === fileUrl);
     expect(creatives.map((c: any) => c.id)).toEqual([Number(done.image_creative)]);
     const file = await request('GET', new URL(fileUrl).pathname);
     expect(file.status).toBe(200);
     expect(file.headers['content-type']).toBe('image/svg+xml');
   } finally {
-    await lock.end().catch(() => undefined);
+    await release();
+  }
+});
+
+test('a replica stopped (SIGTERM) while stuck in a task hands it back at once instead of leaving it to its lease', async () => {
+  // Its lease is the default 30 s: a task completed well before that was handed back, not taken over.
+  const replicaC = await startServiceReplica(info, 'inventory', { NATIVE_TO_IMAGE_POLL_MS: '20' });
+  const { item, group } = await nativeFixture(acct.test);
+  const { held, release } = await holdInTask(replicaC, item, group);
+  try {
+    const stoppedAt = Date.now();
+    const code = replicaC.stop(30_000);
+    // It gives the task 5 s to finish, then queues it again for any replica.
+    await until('the task to be handed back', async () => {
+      const { rows } = await db.query(`select status, lease_owner from ${tasks()} where id = $1`, [held.id]);
+      return rows[0].status === 'queued' && rows[0].lease_owner === null ? true : undefined;
+    }, 15_000);
+    // (Its database pool waits for the stuck statement before the process exits.)
+    await release();
+    expect(await code).toBe(0);
+    const done = await until('the handed-back task to be completed', async () => {
+      const { rows } = await db.query(`select status, attempts, lease_owner from ${tasks()} where id = $1`, [held.id]);
+      return rows[0].status === 'success' ? rows[0] : undefined;
+    }, 20_000);
+    expect(done.attempts).toBe(2);
+    expect(ownedBy(done.lease_owner, replicaC)).toBe(false);
+    expect(Date.now() - stoppedAt).toBeLessThan(20_000);
+  } finally {
+    await release();
+    await replicaC.stop();
   }
 });
