@@ -6,7 +6,7 @@ import { errorFields, log } from '../services/shared/log';
 import { resourceRouter } from './api/resources';
 import { authenticate, INVALID_KEY_MESSAGE, keyFromHeader, KeyResolver, MISSING_KEY_MESSAGE } from './auth';
 import { versionOfPath } from './context';
-import { ApiError, apiErrors } from './errors';
+import { ApiError, apiErrors, methodNotSupported } from './errors';
 import { checkServices } from './health';
 import { DUPLICATE_MEMBER, duplicateMemberError, jsonBody } from './json-body';
 import { creativeFile } from './creatives';
@@ -49,7 +49,7 @@ export function createApp(opts: GatewayOptions): express.Express {
   app
     .route('/creatives/:name')
     .get((req, res, next) => void creativeFile(req, res).catch(next))
-    .all((req, _res, next) => next(apiErrors.notSupported(req.method, '/creatives/{name}')));
+    .all(methodNotSupported);
 
   app.use((req, _res, next) => {
     const version = versionOfPath(req.path);
