@@ -7,7 +7,7 @@ import { resourceRouter } from './api/resources';
 import { authenticate, INVALID_KEY_MESSAGE, keyFromHeader, KeyResolver, MISSING_KEY_MESSAGE } from './auth';
 import { versionOfPath } from './context';
 import { ApiError, apiErrors, methodNotSupported } from './errors';
-import { checkServices } from './health';
+import { checkService, checkServices, eventLoopStall, LIVENESS_MAX_STALL_MS } from './health';
 import { DUPLICATE_MEMBER, duplicateMemberError, jsonBody } from './json-body';
 import { creativeFile } from './creatives';
 
@@ -20,6 +20,8 @@ export interface GatewayOptions {
   afterAuth?: express.RequestHandler[];
   /** Extra details for /healthz. */
   healthDetails?: () => Record<string, unknown>;
+  /** False until both listeners are bound, and again once draining (for /readyz). */
+  listening?: () => boolean;
 }
 
 /**
@@ -40,6 +42,26 @@ export function createApp(opts: GatewayOptions): express.Express {
     next();
   });
 
+  // Readiness: this gateway's own state only, so that one failing backend service does not take every
+  // gateway pod out of rotation. Listeners up and not draining, and API keys can be checked: accounts
+  // answers, or keys resolved recently are still cached.
+  app.get('/readyz', async (_req, res) => {
+    const listening = opts.listening?.() ?? true;
+    const cachedKeys = opts.resolver.cachedKeys();
+    const accounts = listening ? await checkService('accounts') : 'unavailable';
+    const keys = accounts === 'ok' ? 'ok' : cachedKeys > 0 ? 'cached' : 'unavailable';
+    const ok = listening && keys !== 'unavailable';
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'unavailable', listeners: listening ? 'ok' : 'draining', keys, cached_keys: cachedKeys });
+  });
+
+  // Liveness: the event loop still runs timers on time (a blocked loop never answers at all).
+  app.get('/livez', (_req, res) => {
+    const lag = eventLoopStall();
+    const ok = lag < LIVENESS_MAX_STALL_MS;
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'stalled', event_loop_stall_ms: Math.round(lag) });
+  });
+
+  // Details for people and alerts: every service must answer.
   app.get('/healthz', async (_req, res) => {
     const services = await checkServices();
     const ok = Object.values(services).every((s) => s === 'ok');

@@ -37,6 +37,14 @@ export class KeyResolver {
     this.watch();
   }
 
+  /** Unexpired cached resolutions: keys this gateway can still authenticate without accounts. */
+  cachedKeys(): number {
+    const now = Date.now();
+    let n = 0;
+    for (const c of this.cache.values()) if (c.expires > now) n++;
+    return n;
+  }
+
   stop(): void {
     this.stopped = true;
     clearTimeout(this.retryTimer);

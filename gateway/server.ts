@@ -40,11 +40,13 @@ export async function startGateway(): Promise<RunningGateway> {
     // RATE_LIMITS=off exists for the bench, which prices the limiter against a gateway without it.
     afterAuth: [...(envStr('RATE_LIMITS', 'on') === 'off' ? [] : [rateLimit(new RateLimiter(shared))]), idempotency(shared, bodyLimit)],
     healthDetails: () => shared.details(),
+    listening: () => listening && !draining,
   });
   app.set('bodyLimit', bodyLimit);
   const tls = await loadTlsCredentials();
   const host = envStr('GATEWAY_HOST', '0.0.0.0')!;
   let draining = false;
+  let listening = false;
   const handler: http.RequestListener = (req, res) => {
     if (draining) res.setHeader('Connection', 'close');
     app(req, res);
@@ -83,6 +85,7 @@ export async function startGateway(): Promise<RunningGateway> {
   }
   const httpsPort = await listen(httpsServer, envInt('GATEWAY_HTTPS_PORT', 8443), host);
   const httpPort = await listen(httpServer, envInt('GATEWAY_HTTP_PORT', 8080), host);
+  listening = true;
   const metrics = await startMetricsServer(envInt('METRICS_PORT', 9464));
   const metricsPort = (metrics.address() as { port: number }).port;
   log.info('gateway listening', { https_port: httpsPort, http_port: httpPort, metrics_port: metricsPort, tls_self_signed: tls.selfSigned });

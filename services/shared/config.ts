@@ -45,3 +45,11 @@ export function serveBaseUrl(protocol?: 'http' | 'https' | ''): string {
   if (protocol) base.protocol = `${protocol}:`;
   return base.toString().replace(/\/+$/, '');
 }
+
+/**
+ * Interface the service gRPC and metrics listeners bind: loopback unless BIND_HOST says otherwise
+ * (the chart sets 0.0.0.0), so `npm start` on a shared host exposes nothing beyond the gateway.
+ */
+export function bindHost(): string {
+  return envStr('BIND_HOST', '127.0.0.1')!;
+}

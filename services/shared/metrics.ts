@@ -1,5 +1,6 @@
 import http from 'node:http';
 import client from 'prom-client';
+import { bindHost } from './config';
 import { log } from './log';
 
 export const registry = new client.Registry();
@@ -9,15 +10,16 @@ const LATENCY_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 
 export const grpcServerHandled = new client.Counter({
   name: 'grpc_server_handled_total',
-  help: 'gRPC calls completed by this server, by service, method and status code.',
-  labelNames: ['service', 'method', 'code'] as const,
+  help: 'gRPC calls completed by this server, by gRPC service, method and status code.',
+  // grpc_* names, not `service`: Prometheus adds its own `service` label to every scraped target.
+  labelNames: ['grpc_service', 'grpc_method', 'grpc_code'] as const,
   registers: [registry],
 });
 
 export const grpcServerLatency = new client.Histogram({
   name: 'grpc_server_handling_seconds',
   help: 'Time to handle a gRPC call.',
-  labelNames: ['service', 'method'] as const,
+  labelNames: ['grpc_service', 'grpc_method'] as const,
   buckets: LATENCY_BUCKETS,
   registers: [registry],
 });
@@ -25,7 +27,7 @@ export const grpcServerLatency = new client.Histogram({
 export const grpcClientHandled = new client.Counter({
   name: 'grpc_client_handled_total',
   help: 'gRPC calls made by this process, by target service, method and status code.',
-  labelNames: ['service', 'method', 'code'] as const,
+  labelNames: ['grpc_service', 'grpc_method', 'grpc_code'] as const,
   registers: [registry],
 });
 
@@ -45,6 +47,7 @@ export const httpLatency = new client.Histogram({
 });
 
 export interface PoolReader {
+  /** The service owning the pool (label `pool`). */
   service: string;
   read(): { used: number; free: number } | undefined;
 }
@@ -58,12 +61,12 @@ export function registerPool(reader: PoolReader): void {
 new client.Gauge({
   name: 'db_pool_used',
   help: 'Database connections in use.',
-  labelNames: ['service'] as const,
+  labelNames: ['pool'] as const,
   registers: [registry],
   collect() {
     for (const r of poolReaders) {
       const v = r.read();
-      if (v) this.set({ service: r.service }, v.used);
+      if (v) this.set({ pool: r.service }, v.used);
     }
   },
 });
@@ -71,18 +74,18 @@ new client.Gauge({
 new client.Gauge({
   name: 'db_pool_free',
   help: 'Idle database connections.',
-  labelNames: ['service'] as const,
+  labelNames: ['pool'] as const,
   registers: [registry],
   collect() {
     for (const r of poolReaders) {
       const v = r.read();
-      if (v) this.set({ service: r.service }, v.free);
+      if (v) this.set({ pool: r.service }, v.free);
     }
   },
 });
 
 /** Serves /metrics on its own port, away from API traffic. */
-export function startMetricsServer(port: number, host = '0.0.0.0'): Promise<http.Server> {
+export function startMetricsServer(port: number, host = bindHost()): Promise<http.Server> {
   const server = http.createServer(async (req, res) => {
     if (req.url === '/metrics') {
       res.setHeader('Content-Type', registry.contentType);

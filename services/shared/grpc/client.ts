@@ -14,7 +14,14 @@ export interface CallOptions {
 const DEFAULT_TIMEOUT_MS = Number(process.env.GRPC_DEADLINE_MS ?? 5000);
 const READ_RETRIES = 3;
 
+/**
+ * Calls are balanced per call across every address the target resolves to (`round_robin`), not
+ * pinned to the first one (grpc-js's default `pick_first`). With `dns:///<headless service>:port`
+ * that is every ready pod; servers close connections after GRPC_MAX_CONNECTION_AGE_MS so that
+ * clients re-resolve and find new pods. `ipv4:127.0.0.1:A,127.0.0.1:B` lists addresses directly.
+ */
 export const channelOptions: grpc.ChannelOptions = {
+  'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
   'grpc.keepalive_time_ms': 30_000,
   'grpc.keepalive_timeout_ms': 10_000,
   'grpc.keepalive_permit_without_calls': 1,
@@ -61,11 +68,11 @@ export async function call<Req, Res>(
     if (attempt > 0) await sleep(100 * 2 ** (attempt - 1) + Math.random() * 50);
     try {
       const res = await once<Req, Res>(client, method, request, withInternalToken(metadata), opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-      grpcClientHandled.inc({ service, method, code: 'OK' });
+      grpcClientHandled.inc({ grpc_service: service, grpc_method: method, grpc_code: 'OK' });
       return res;
     } catch (err) {
       const code = (err as grpc.ServiceError).code;
-      grpcClientHandled.inc({ service, method, code: grpc.status[code] ?? 'UNKNOWN' });
+      grpcClientHandled.inc({ grpc_service: service, grpc_method: method, grpc_code: grpc.status[code] ?? 'UNKNOWN' });
       lastErr = err;
       if (code !== grpc.status.UNAVAILABLE) break;
     }

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { HealthCheckResponse_ServingStatus, HealthService, type HealthServer } from '../../../proto/gen/grpc/health/v1/health';
+import { bindHost, envInt } from '../config';
 import { ServiceError } from '../errors';
 import { hasInternalToken } from '../internal-token';
 import { errorFields, log } from '../log';
@@ -17,20 +18,20 @@ export function implement<T extends Record<string, AsyncUnary<any, any>>>(servic
   for (const [method, fn] of Object.entries(handlers)) {
     impl[method] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
       if (!hasInternalToken(call.metadata)) {
-        grpcServerHandled.inc({ service: serviceName, method, code: 'UNAUTHENTICATED' });
+        grpcServerHandled.inc({ grpc_service: serviceName, grpc_method: method, grpc_code: 'UNAUTHENTICATED' });
         return callback({ code: grpc.status.UNAUTHENTICATED, details: 'This API is internal: the call lacks the platform internal token.' }, null);
       }
-      const stop = grpcServerLatency.startTimer({ service: serviceName, method });
+      const stop = grpcServerLatency.startTimer({ grpc_service: serviceName, grpc_method: method });
       fn(call.request, call).then(
         (res) => {
           stop();
-          grpcServerHandled.inc({ service: serviceName, method, code: 'OK' });
+          grpcServerHandled.inc({ grpc_service: serviceName, grpc_method: method, grpc_code: 'OK' });
           callback(null, res);
         },
         (err: unknown) => {
           stop();
           const status = toStatus(err, serviceName, method);
-          grpcServerHandled.inc({ service: serviceName, method, code: grpc.status[status.code ?? grpc.status.UNKNOWN] });
+          grpcServerHandled.inc({ grpc_service: serviceName, grpc_method: method, grpc_code: grpc.status[status.code ?? grpc.status.UNKNOWN] });
           try {
             callback(status, null);
           } catch (sendErr) {
@@ -100,8 +101,23 @@ export interface ServiceBinding {
 }
 
 /** Starts a gRPC server with the standard health service next to `bindings`. */
-export async function startGrpcServer(name: string, port: number, bindings: ServiceBinding[], host = '0.0.0.0'): Promise<RunningServer> {
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': 8 * 1024 * 1024 });
+/**
+ * Connection age limits: a client holding one HTTP/2 connection per peer re-resolves its target
+ * (a headless Service's pod addresses) when the server closes the connection, so new pods get calls.
+ * GRPC_MAX_CONNECTION_AGE_MS=0 turns the limit off.
+ */
+export function serverOptions(): grpc.ServerOptions {
+  const options: grpc.ServerOptions = { 'grpc.max_receive_message_length': 8 * 1024 * 1024 };
+  const age = envInt('GRPC_MAX_CONNECTION_AGE_MS', 300_000);
+  if (age > 0) {
+    options['grpc.max_connection_age_ms'] = age;
+    options['grpc.max_connection_age_grace_ms'] = envInt('GRPC_MAX_CONNECTION_AGE_GRACE_MS', 30_000);
+  }
+  return options;
+}
+
+export async function startGrpcServer(name: string, port: number, bindings: ServiceBinding[], host = bindHost()): Promise<RunningServer> {
+  const server = new grpc.Server(serverOptions());
   let serving = true;
   const watchers = new Set<grpc.ServerWritableStream<unknown, unknown>>();
   const statusNow = () => ({ status: serving ? HealthCheckResponse_ServingStatus.SERVING : HealthCheckResponse_ServingStatus.NOT_SERVING });
@@ -123,7 +139,7 @@ export async function startGrpcServer(name: string, port: number, bindings: Serv
   const bound = await new Promise<number>((resolve, reject) =>
     server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
   );
-  log.info('gRPC listening', { service: name, port: bound });
+  log.info('gRPC listening', { service: name, host, port: bound });
   return {
     server,
     port: bound,
