@@ -4,6 +4,7 @@ import type { ServiceName } from './catalog/types';
 import { envInt, envStr } from './config';
 import { registerPool } from './metrics';
 import { log } from './log';
+import { applyOrCheckMigrations, migrationsEnabled } from './migrations';
 
 // Ids are bigserial; they stay far below 2^53, so hand them to JS as numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
@@ -39,11 +40,14 @@ export async function openDatabase(service: ServiceName, migrations: Migration[]
   const url = envStr('DATABASE_URL');
   if (!url) throw new Error('DATABASE_URL is not set: start the platform with `npm start` (it runs an embedded PostgreSQL) or point DATABASE_URL at a Postgres server');
   const schema = schemaFor(service);
-  const admin = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
-  try {
-    await admin.raw('create schema if not exists ??', [schema]);
-  } finally {
-    await admin.destroy();
+  // Check-only mode (DB_MIGRATE=false) runs with a user that may not run DDL.
+  if (migrationsEnabled()) {
+    const admin = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
+    try {
+      await admin.raw('create schema if not exists ??', [schema]);
+    } finally {
+      await admin.destroy();
+    }
   }
   const knex = knexFactory({
     client: 'pg',
@@ -60,13 +64,12 @@ export async function openDatabase(service: ServiceName, migrations: Migration[]
     },
     acquireConnectionTimeout: envInt('DB_ACQUIRE_TIMEOUT_MS', 5000),
   });
-  const source: Knex.MigrationSource<Migration> = {
-    getMigrations: async () => migrations,
-    getMigrationName: (m) => m.name,
-    // Forward-only in production; a migration without `down` cannot be rolled back.
-    getMigration: async (m) => ({ up: m.up, down: m.down ?? (async () => { throw new Error(`${m.name} cannot be rolled back`); }) }),
-  };
-  await knex.migrate.latest({ migrationSource: source, schemaName: schema });
+  try {
+    await applyOrCheckMigrations(service, knex, migrations, schema);
+  } catch (err) {
+    await knex.destroy().catch(() => undefined);
+    throw err;
+  }
   const client = knex.client as { pool?: { numUsed(): number; numFree(): number } };
   registerPool({ service, read: () => (client.pool ? { used: client.pool.numUsed(), free: client.pool.numFree() } : undefined) });
   log.info('database ready', { schema });
