@@ -1,5 +1,5 @@
 {{/*
-Deployment, Service and (embedded database mode) PersistentVolumeClaim of one gRPC service.
+Deployment, headless Service, HPA and (embedded database mode) PersistentVolumeClaim of one gRPC service.
 The services differ only in name, entry point and values section, so each component file
 (accounts.yaml, inventory.yaml, ...) renders this with (dict "ctx" $ "component" "<name>").
 */}}
@@ -42,7 +42,9 @@ metadata:
   labels:
     {{- include "ad-serving.labels" . | nindent 4 }}
 spec:
+  {{- if not $values.autoscaling.enabled }}
   replicas: {{ $values.replicaCount }}
+  {{- end }}
   revisionHistoryLimit: 5
   {{- if $embedded }}
   # One process owns the embedded database: never run the old and the new pod together.
@@ -65,7 +67,7 @@ spec:
         {{- toYaml . | nindent 8 }}
       {{- end }}
     spec:
-      serviceAccountName: {{ include "ad-serving.serviceAccountName" $ctx }}
+      serviceAccountName: {{ include "ad-serving.componentServiceAccountName" . }}
       automountServiceAccountToken: false
       {{- with $global.imagePullSecrets }}
       imagePullSecrets:
@@ -74,6 +76,9 @@ spec:
       securityContext:
         {{- toYaml $global.podSecurityContext | nindent 8 }}
       terminationGracePeriodSeconds: {{ $global.terminationGracePeriodSeconds }}
+      {{- with (include "ad-serving.podExtras" . | trim) }}
+      {{- . | nindent 6 }}
+      {{- end }}
       {{- with (include "ad-serving.scheduling" . | trim) }}
       {{- . | nindent 6 }}
       {{- end }}
@@ -101,24 +106,19 @@ spec:
             {{- with $values.extraEnv }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
-          # grpc.health.v1 on the gRPC port. The startup probe leaves time for schema migrations.
+          # grpc.health.v1 on the gRPC port (values: <component>.probes).
+          {{- with $values.probes.startup }}
           startupProbe:
-            grpc:
-              port: {{ $global.grpcPort }}
-            periodSeconds: 5
-            failureThreshold: 60
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
+          {{- with $values.probes.readiness }}
           readinessProbe:
-            grpc:
-              port: {{ $global.grpcPort }}
-            periodSeconds: 5
-            timeoutSeconds: 3
-            failureThreshold: 3
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
+          {{- with $values.probes.liveness }}
           livenessProbe:
-            grpc:
-              port: {{ $global.grpcPort }}
-            periodSeconds: 10
-            timeoutSeconds: 5
-            failureThreshold: 6
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
           {{- with (include "ad-serving.lifecycle" $ctx | trim) }}
           {{- . | nindent 10 }}
           {{- end }}
@@ -131,6 +131,12 @@ spec:
               mountPath: /tmp
             - name: data
               mountPath: /data
+            {{- with $values.extraVolumeMounts }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
+        {{- with $values.sidecars }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
       volumes:
         - name: tmp
           emptyDir: {}
@@ -141,6 +147,9 @@ spec:
           {{- else }}
           emptyDir: {}
           {{- end }}
+        {{- with $values.extraVolumes }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
 ---
 apiVersion: v1
 kind: Service
@@ -153,7 +162,9 @@ metadata:
     {{- toYaml . | nindent 4 }}
   {{- end }}
 spec:
+  # Headless: the name resolves to every ready pod, and the clients balance calls across them.
   type: ClusterIP
+  clusterIP: None
   selector:
     {{- include "ad-serving.selectorLabels" . | nindent 4 }}
   ports:
@@ -166,4 +177,5 @@ spec:
       port: {{ $global.metricsPort }}
       targetPort: metrics
       protocol: TCP
+{{- include "ad-serving.hpa" . }}
 {{- end }}

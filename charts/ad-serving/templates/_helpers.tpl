@@ -9,9 +9,9 @@ Component templates call these with either the root context or
 accounts inventory selfserve reporting
 {{- end }}
 
-{{/* Every component (gateway first). */}}
+{{/* Every component (gateway first); serving is the public ad-serving path (HTTP). */}}
 {{- define "ad-serving.components" -}}
-gateway {{ include "ad-serving.grpcServices" . }}
+gateway {{ include "ad-serving.grpcServices" . }} serving
 {{- end }}
 
 {{- define "ad-serving.name" -}}
@@ -19,17 +19,19 @@ gateway {{ include "ad-serving.grpcServices" . }}
 {{- end }}
 
 {{/*
-Release-wide prefix; components are named "<fullname>-<component>".
+Release-wide prefix; components are named "<fullname>-<component>". The prefix is cut to 47
+characters BEFORE the suffix is added, so that the longest derived name
+("-gateway-metrics", 16) still fits in 63 and no two components can end up with the same truncated name.
 */}}
 {{- define "ad-serving.fullname" -}}
 {{- if .Values.fullnameOverride }}
-{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- .Values.fullnameOverride | trunc 47 | trimSuffix "-" }}
 {{- else }}
 {{- $name := default .Chart.Name .Values.nameOverride }}
 {{- if contains $name .Release.Name }}
-{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- .Release.Name | trunc 47 | trimSuffix "-" }}
 {{- else }}
-{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- printf "%s-%s" .Release.Name $name | trunc 47 | trimSuffix "-" }}
 {{- end }}
 {{- end }}
 {{- end }}
@@ -40,7 +42,7 @@ Release-wide prefix; components are named "<fullname>-<component>".
 
 {{/* Name of a component's Deployment and Service: (dict "ctx" $ "component" "accounts") */}}
 {{- define "ad-serving.componentName" -}}
-{{- printf "%s-%s" (include "ad-serving.fullname" .ctx) .component | trunc 63 | trimSuffix "-" }}
+{{- printf "%s-%s" (include "ad-serving.fullname" .ctx) .component }}
 {{- end }}
 
 {{/* Labels on every object of the release. */}}
@@ -68,6 +70,11 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "ad-serving.releaseSelectorLabels" -}}
 app.kubernetes.io/name: {{ include "ad-serving.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* Service account of a component: its own serviceAccountName, else the release's. (dict "ctx" $ "component" "accounts") */}}
+{{- define "ad-serving.componentServiceAccountName" -}}
+{{- (index .ctx.Values .component).serviceAccountName | default (include "ad-serving.serviceAccountName" .ctx) }}
 {{- end }}
 
 {{- define "ad-serving.serviceAccountName" -}}
@@ -100,7 +107,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "ad-serving.createSecret" -}}
 {{- $db := .Values.global.database }}
 {{- $redis := .Values.global.redis }}
-{{- if or (and (eq $db.mode "external") (not $db.existingSecret) $db.url) (and (not $redis.existingSecret) $redis.url) (not .Values.global.internalToken.existingSecret) }}true{{ end }}
+{{- if or (and (eq $db.mode "external") (not $db.existingSecret) $db.url) (and (not $redis.existingSecret) $redis.url) (not .Values.global.internalToken.existingSecret) (and .Values.serving.enabled (not .Values.global.servingSecret.existingSecret)) }}true{{ end }}
 {{- end }}
 
 {{/*
@@ -114,9 +121,12 @@ Checks the values once; included by every component template so that any render 
 {{- if and (eq $db.mode "external") (not $db.existingSecret) (not $db.url) }}
 {{- fail "global.database.mode=external needs global.database.url or global.database.existingSecret" }}
 {{- end }}
+{{- if and (include "ad-serving.migrationsJob" .) (not .Values.migrations.existingSecret) (not .Values.migrations.url) }}
+{{- fail "migrations.enabled needs migrations.existingSecret or migrations.url (a user allowed to run DDL); or set migrations.enabled=false to let the services migrate themselves" }}
+{{- end }}
 {{- if eq $db.mode "embedded" }}
 {{- range $component := splitList " " (include "ad-serving.grpcServices" .) }}
-{{- if gt (int (index $.Values $component).replicaCount) 1 }}
+{{- if or (gt (int (index $.Values $component).replicaCount) 1) (index $.Values $component).autoscaling.enabled }}
 {{- fail (printf "%s.replicaCount > 1 needs global.database.mode=external (an embedded database belongs to one process)" $component) }}
 {{- end }}
 {{- end }}
@@ -132,13 +142,22 @@ Checks the values once; included by every component template so that any render 
 {{- end }}
 {{- end }}
 
-{{/* Peer addresses: every process can reach every service through its Service name. */}}
+{{/*
+Peer addresses: every process reaches every service through its headless Service. A dns:/// target
+resolves to every ready pod and the clients balance calls across them (round_robin); servers close
+connections after GRPC_MAX_CONNECTION_AGE_MS, so clients re-resolve and find new pods.
+*/}}
 {{- define "ad-serving.peerEnv" -}}
 {{- $ctx := . }}
 {{- range $service := splitList " " (include "ad-serving.grpcServices" .) }}
 - name: {{ printf "%s_ADDR" (upper $service) }}
-  value: {{ printf "%s:%v" (include "ad-serving.componentName" (dict "ctx" $ctx "component" $service)) $ctx.Values.global.grpcPort | quote }}
+  value: {{ printf "dns:///%s.%s.svc.%s:%v" (include "ad-serving.componentName" (dict "ctx" $ctx "component" $service)) $ctx.Release.Namespace $ctx.Values.global.clusterDomain $ctx.Values.global.grpcPort | quote }}
 {{- end }}
+{{- end }}
+
+{{/* "true" when the services only check their schema (the migrations Job applies it). */}}
+{{- define "ad-serving.migrationsJob" -}}
+{{- if and (eq .Values.global.database.mode "external") .Values.migrations.enabled }}true{{ end }}
 {{- end }}
 
 {{/*
@@ -153,6 +172,13 @@ Environment shared by every component: (dict "ctx" $ "component" "accounts")
   value: {{ $global.metricsPort | quote }}
 - name: DATA_DIR
   value: /data
+# Services bind loopback by default (npm start on one host); in a pod every interface.
+- name: BIND_HOST
+  value: "0.0.0.0"
+- name: DB_MIGRATE
+  value: {{ ternary "false" "true" (eq (include "ad-serving.migrationsJob" $ctx) "true") | quote }}
+- name: GRPC_MAX_CONNECTION_AGE_MS
+  value: {{ $global.grpcMaxConnectionAgeMs | quote }}
 {{- include "ad-serving.peerEnv" $ctx }}
 - name: INTERNAL_TOKEN
   valueFrom:
@@ -213,10 +239,27 @@ Environment shared by every component: (dict "ctx" $ "component" "accounts")
 {{- end }}
 {{- end }}
 
-{{/* Pod annotations that roll the pods when the chart's Secret changes. */}}
+{{/*
+Pod annotations that roll the pods when the chart's Secret changes. The checksum covers the values
+that go into the Secret, never the rendered Secret: a generated token differs at every include (and,
+under `helm template` or Argo CD, at every render), which would restart every pod on every sync.
+*/}}
 {{- define "ad-serving.checksumAnnotations" -}}
 {{- if include "ad-serving.createSecret" . }}
-checksum/secret: {{ include (print .Template.BasePath "/secret.yaml") . | sha256sum }}
+{{- $g := .Values.global }}
+checksum/secret: {{ list $g.database.url $g.redis.url $g.internalToken $g.servingSecret | toJson | sha256sum }}
+{{- end }}
+{{- end }}
+
+{{/* Pod-level extras of a component: priority class and init containers. (dict "ctx" $ "component" "accounts") */}}
+{{- define "ad-serving.podExtras" -}}
+{{- $values := index .ctx.Values .component }}
+{{- with $values.priorityClassName }}
+priorityClassName: {{ . | quote }}
+{{- end }}
+{{- with $values.initContainers }}
+initContainers:
+  {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end }}
 
