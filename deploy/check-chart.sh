@@ -159,6 +159,9 @@ long_release="${long_release:0:52}"
 check "helm template, 52-character release name (production set)" render "$out/long.rendered.yaml" "$long_release" -f "$chart/ci/production-values.yaml"
 check "distinct names under a 52-character release name" distinct_names "$out/long.rendered.yaml"
 rendered_all+=("$out/long.rendered.yaml")
+check "helm template again (external-url-values.yaml), for stability" render "$out/external-url-values.again.yaml" ad-serving -f "$chart/ci/external-url-values.yaml"
+check "rendered chart meets the production requirements (balancing, probes, secrets, migrations, network, serving)" \
+  node "$here/chart-assertions.mjs" "$out/production-values.rendered.yaml" "$out/external-url-values.rendered.yaml" "$out/external-url-values.again.yaml"
 check "manifests valid against the Kubernetes schemas, unknown fields refused" node "$here/validate-manifests.mjs" "${rendered_all[@]}"
 if [[ -z "$cluster" ]]; then
   echo "skip  kubectl apply --dry-run=server (no API server reachable: set KUBECTL with a cluster context)"
