@@ -95,6 +95,32 @@ describe('faults on a platform of its own', () => {
     return acked.length;
   }
 
+  test('readiness is the gateway\'s own: a frozen service fails /healthz, not /readyz; keys stay checkable from the cache; /livez answers', async () => {
+    const probe = async (path: string) => request('GET', path, undefined, { plainHttp: true, port: Number(info.env.GATEWAY_HTTP_PORT) });
+    expect((await client.get('/v1/publishers?limit=1', { port })).status).toBe(200); // caches this key
+    expect(await probe('/readyz')).toMatchObject({ status: 200, body: { status: 'ok', listeners: 'ok', keys: 'ok' } });
+    expect(await probe('/livez')).toMatchObject({ status: 200, body: { status: 'ok' } });
+    const pids = readPids(info.dataDir);
+    // SIGSTOP: the process stays (the launcher does not restart it) but answers nothing.
+    process.kill(pids.selfserve, 'SIGSTOP');
+    process.kill(pids.accounts, 'SIGSTOP');
+    try {
+      await until('healthz reports selfserve down', async () => (await health()).services?.selfserve === 'unavailable', 10_000);
+      const healthz = await probe('/healthz');
+      expect(healthz.status).toBe(503);
+      expect(healthz.body).toMatchObject({ status: 'unavailable', services: { selfserve: 'unavailable', accounts: 'unavailable' } });
+      // Accounts is frozen too, but the key resolved a moment ago is cached: still ready.
+      const ready = await probe('/readyz');
+      expect(ready).toMatchObject({ status: 200, body: { status: 'ok', keys: 'cached' } });
+      expect(ready.body.cached_keys).toBeGreaterThan(0);
+      expect((await probe('/livez')).status).toBe(200);
+    } finally {
+      process.kill(pids.accounts, 'SIGCONT');
+      process.kill(pids.selfserve, 'SIGCONT');
+    }
+    await until('healthz ok again', async () => (await health()).status === 'ok', 20_000);
+  }, 60_000);
+
   test('a killed service: requests answer 503 JSON meanwhile, never hang, /healthz names it, and all recovers on its own', async () => {
     expect((await client.post('/v1/publishers', { name: 'warm' }, { port })).status).toBe(200);
     const stream = writeStream(client, port);
