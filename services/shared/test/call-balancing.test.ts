@@ -14,6 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { credentials, Metadata } from '@grpc/grpc-js';
@@ -149,6 +150,29 @@ test('the same two addresses under pick_first send every call to one process (wh
   }
 });
 
+test('without BIND_HOST a service binds loopback only: its gRPC and metrics ports refuse other interfaces', async () => {
+  const external = Object.values(os.networkInterfaces())
+    .flat()
+    .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
+  const connects = (host: string, port: number) =>
+    new Promise<boolean>((resolve) => {
+      const sock = net.connect({ host, port, timeout: 2000 }, () => {
+        sock.destroy();
+        resolve(true);
+      });
+      sock.on('error', () => resolve(false));
+      sock.on('timeout', () => {
+        sock.destroy();
+        resolve(false);
+      });
+    });
+  expect(await connects('127.0.0.1', a.grpcPort)).toBe(true);
+  expect(await connects('127.0.0.1', a.metricsPort)).toBe(true);
+  if (!external) return void process.stdout.write('bind test: no non-loopback IPv4 interface on this machine; only loopback checked\n');
+  expect(await connects(external, a.grpcPort)).toBe(false);
+  expect(await connects(external, a.metricsPort)).toBe(false);
+});
+
 test('DB_MIGRATE=false on a schema that was never migrated: the service refuses to start and says why', async () => {
   const s = await startService('selfserve', { DB_MIGRATE: 'false', DB_SCHEMA_PREFIX: `${schemaPrefix}fresh_` });
   const code = await new Promise<number | null>((resolve) => (s.proc.exitCode !== null ? resolve(s.proc.exitCode) : s.proc.once('exit', resolve)));
@@ -156,4 +180,20 @@ test('DB_MIGRATE=false on a schema that was never migrated: the service refuses 
   const logText = fs.readFileSync(s.logFile, 'utf8');
   expect(logText).toMatch(/database schema is behind this version: run the migrations job/);
   expect(logText).toMatch(/"pending":\[/);
+}, 120_000);
+
+(process.env.DATABASE_URL ? test : test.skip)('dist/scripts/migrate.js migrates the schemas, after which DB_MIGRATE=false services start', async () => {
+  const prefix = `${schemaPrefix}job_`;
+  const env = baseEnv({ MIGRATIONS_DATABASE_URL: process.env.DATABASE_URL!, DB_SCHEMA_PREFIX: prefix });
+  delete env.DATABASE_URL;
+  const migrate = spawn(process.execPath, [path.join(ROOT, 'dist/scripts/migrate.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  migrate.stdout!.on('data', (c) => (output += c));
+  migrate.stderr!.on('data', (c) => (output += c));
+  const code = await new Promise<number | null>((resolve) => migrate.once('exit', resolve));
+  expect({ code, output: code === 0 ? '' : output }).toEqual({ code: 0, output: '' });
+  expect(output.match(/"msg":"migrated"|migrated/g)?.length).toBeGreaterThanOrEqual(4);
+  const s = await startService('selfserve', { DB_MIGRATE: 'false', DB_SCHEMA_PREFIX: prefix });
+  await serving(s.grpcPort, s.proc, s.logFile);
+  expect(fs.readFileSync(s.logFile, 'utf8')).toMatch(/database schema up to date \(DB_MIGRATE=false/);
 }, 120_000);
