@@ -7,6 +7,9 @@
  * two ports of 127.0.0.1 here, so the test names both processes with grpc-js's `ipv4:` target, which
  * lists addresses the same way a DNS answer does and goes through the same load-balancing policy.
  *
+ * The processes need a Postgres server: DATABASE_URL, else (the embedded run) a temporary server of
+ * this file's own (root with Debian's Postgres binaries, as in CI); without either the tests skip.
+ *
  * Also: a service started with DB_MIGRATE=false on a schema that was never migrated refuses to start
  * and says why (the chart runs migrations in a Job and the services with a user that cannot run DDL).
  */
@@ -22,6 +25,7 @@ import { ResourcesClient } from '../../../proto/gen/adserver/resources/v1/resour
 import { HealthClient } from '../../../proto/gen/grpc/health/v1/health';
 import { channelOptions } from '../grpc/client';
 import { dropSchemas, freePort, ROOT } from '../../../gateway/test/support/platform';
+import { available as tempPostgresAvailable, startTempPostgres, type TempPostgres } from '../../../gateway/test/support/temp-postgres';
 
 interface ServiceProcess {
   proc: ChildProcess;
@@ -34,12 +38,25 @@ const token = crypto.randomBytes(24).toString('base64url');
 const schemaPrefix = `tlb${Date.now().toString(36)}_`;
 const dirs: string[] = [];
 const procs: ChildProcess[] = [];
+// The services need a Postgres server: DATABASE_URL, else a server of this file's own.
+let tempPg: TempPostgres | undefined;
+let databaseUrl = process.env.DATABASE_URL;
+const runnable = !!databaseUrl || tempPostgresAvailable();
+const maybe = runnable ? test : test.skip;
 
 function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'adserver-lb-'));
   dirs.push(dataDir);
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, INTERNAL_TOKEN: token, LOG_LEVEL: 'info', OTEL_SDK_DISABLED: 'true', ...extra };
-  if (process.env.DATABASE_URL) env.DB_SCHEMA_PREFIX = schemaPrefix;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    DB_SCHEMA_PREFIX: schemaPrefix,
+    DATA_DIR: dataDir,
+    INTERNAL_TOKEN: token,
+    LOG_LEVEL: 'info',
+    OTEL_SDK_DISABLED: 'true',
+    ...extra,
+  };
   return env;
 }
 
@@ -101,6 +118,8 @@ let a: ServiceProcess;
 let b: ServiceProcess;
 
 beforeAll(async () => {
+  if (!runnable) return;
+  if (!databaseUrl) databaseUrl = (tempPg = await startTempPostgres()).url;
   // Two reporting processes; with DATABASE_URL they share one schema, as replicas of a Deployment do.
   a = await startService('reporting');
   await serving(a.grpcPort, a.proc, a.logFile);
@@ -113,9 +132,10 @@ afterAll(async () => {
   await Promise.all(procs.map((p) => (p.exitCode === null ? new Promise((r) => p.once('exit', r)) : undefined)));
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
   await dropSchemas(schemaPrefix);
+  tempPg?.stop();
 });
 
-test('calls of one channel spread across two processes of a service behind one name', async () => {
+maybe('calls of one channel spread across two processes of a service behind one name', async () => {
   const client = new ResourcesClient(`ipv4:127.0.0.1:${a.grpcPort},127.0.0.1:${b.grpcPort}`, credentials.createInsecure(), channelOptions);
   try {
     // Both subchannels connect before round_robin sends calls to them; let the channel settle first.
@@ -134,7 +154,7 @@ test('calls of one channel spread across two processes of a service behind one n
   }
 });
 
-test('the same two addresses under pick_first send every call to one process (what the chart had before)', async () => {
+maybe('the same two addresses under pick_first send every call to one process (what the chart had before)', async () => {
   // Guards the test above: it can fail, because without round_robin the spread disappears.
   const { 'grpc.service_config': _ignored, ...pickFirst } = channelOptions;
   const client = new ResourcesClient(`ipv4:127.0.0.1:${a.grpcPort},127.0.0.1:${b.grpcPort}`, credentials.createInsecure(), pickFirst);
@@ -150,7 +170,7 @@ test('the same two addresses under pick_first send every call to one process (wh
   }
 });
 
-test('without BIND_HOST a service binds loopback only: its gRPC and metrics ports refuse other interfaces', async () => {
+maybe('without BIND_HOST a service binds loopback only: its gRPC and metrics ports refuse other interfaces', async () => {
   const external = Object.values(os.networkInterfaces())
     .flat()
     .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
@@ -173,7 +193,7 @@ test('without BIND_HOST a service binds loopback only: its gRPC and metrics port
   expect(await connects(external, a.metricsPort)).toBe(false);
 });
 
-test('DB_MIGRATE=false on a schema that was never migrated: the service refuses to start and says why', async () => {
+maybe('DB_MIGRATE=false on a schema that was never migrated: the service refuses to start and says why', async () => {
   const s = await startService('selfserve', { DB_MIGRATE: 'false', DB_SCHEMA_PREFIX: `${schemaPrefix}fresh_` });
   const code = await new Promise<number | null>((resolve) => (s.proc.exitCode !== null ? resolve(s.proc.exitCode) : s.proc.once('exit', resolve)));
   expect(code).toBe(1);
@@ -182,9 +202,9 @@ test('DB_MIGRATE=false on a schema that was never migrated: the service refuses 
   expect(logText).toMatch(/"pending":\[/);
 }, 120_000);
 
-(process.env.DATABASE_URL ? test : test.skip)('dist/scripts/migrate.js migrates the schemas, after which DB_MIGRATE=false services start', async () => {
+maybe('dist/scripts/migrate.js migrates the schemas, after which DB_MIGRATE=false services start', async () => {
   const prefix = `${schemaPrefix}job_`;
-  const env = baseEnv({ MIGRATIONS_DATABASE_URL: process.env.DATABASE_URL!, DB_SCHEMA_PREFIX: prefix });
+  const env = baseEnv({ MIGRATIONS_DATABASE_URL: databaseUrl!, DB_SCHEMA_PREFIX: prefix });
   delete env.DATABASE_URL;
   const migrate = spawn(process.execPath, [path.join(ROOT, 'dist/scripts/migrate.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
