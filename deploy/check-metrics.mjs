@@ -85,6 +85,10 @@ for (const q of queries) {
   for (const n of names) {
     if (!exported.has(n)) problems.push(`${q.where}: metric ${n} is not exported by the code`);
   }
+  // Prometheus's own `service` label (the Kubernetes Service) says nothing about the gRPC service or pool.
+  if (labels.includes('service') && names.some((n) => /^(grpc_|db_pool_)/.test(n))) {
+    problems.push(`${q.where}: gRPC and pool metrics are labelled grpc_service / pool, not service`);
+  }
   // Labels: each must be on at least one metric of the query (checked where the code declares them).
   const declared = names.map((n) => exported.get(n)).filter(Boolean);
   if (declared.length === names.length && declared.length) {
