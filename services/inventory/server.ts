@@ -1,5 +1,7 @@
 import type { ServiceSpec } from '../shared/service-main';
+import type { Database } from '../shared/db';
 import { RESOURCE_MIGRATIONS } from '../shared/resource-store';
+import { DecisionChangeHub, decisionChangesMigration, decisionDataBinding, endDecisionStreams } from './decision-data';
 import { displayHooks } from './hooks/display';
 import { targetingHooks } from './hooks/targeting';
 import { v2Hooks } from './hooks/v2';
@@ -7,10 +9,24 @@ import { migrationsV2 } from './migrations-v2';
 import { adItemTasksBinding, creativeFilesBinding, startNativeToImageWorker } from './native-to-image';
 import { tagsBinding } from './tags';
 
+/** One change hub per process, shared by the DecisionData binding and the background start. */
+let hub: DecisionChangeHub | undefined;
+const hubFor = (db: Database) => (hub ??= new DecisionChangeHub(db));
+
 export const inventoryService: ServiceSpec = {
   name: 'inventory',
-  migrations: [...RESOURCE_MIGRATIONS, ...migrationsV2],
+  migrations: [...RESOURCE_MIGRATIONS, ...migrationsV2, decisionChangesMigration],
   hooks: { ...v2Hooks, ...displayHooks, ...targetingHooks },
-  bindings: (db, store) => [adItemTasksBinding(db, store), creativeFilesBinding(db), tagsBinding(store)],
-  start: (db, store) => startNativeToImageWorker(db, store),
+  bindings: (db, store) => [adItemTasksBinding(db, store), creativeFilesBinding(db), tagsBinding(store), decisionDataBinding(db, hubFor(db))],
+  start: async (db, store) => {
+    await hubFor(db).start();
+    // Watch streams never end by themselves: end them first so the gRPC server can drain on SIGTERM.
+    process.prependListener('SIGTERM', endDecisionStreams);
+    process.prependListener('SIGINT', endDecisionStreams);
+    const stopWorker = await startNativeToImageWorker(db, store);
+    return async () => {
+      await hubFor(db).stop();
+      if (stopWorker) await stopWorker();
+    };
+  },
 };

@@ -1,0 +1,449 @@
+import * as grpc from '@grpc/grpc-js';
+import type { Knex } from 'knex';
+import pg from 'pg';
+import {
+  DecisionDataService,
+  type DecisionDataUpdate,
+  type DecisionEntity,
+  type DecisionEntityRef,
+  type GetTestDataResponse,
+  type WatchDecisionDataRequest,
+} from '../../proto/gen/adserver/inventory/v1/decision_data';
+import type { Json } from '../shared/catalog';
+import { envInt, envStr } from '../shared/config';
+import type { Database, Migration } from '../shared/db';
+import { hasInternalToken } from '../shared/internal-token';
+import { errorFields, log } from '../shared/log';
+import { implement, type ServiceBinding } from '../shared/grpc/server';
+import { tenantFromMetadata } from '../shared/tenant';
+
+/**
+ * Decision data for the serving path: a typed snapshot of the live-mode resources that decide which ad
+ * a zone shows, then every change to them. A trigger on `resources` appends each live-mode change to
+ * `decision_changes` and announces it with NOTIFY, so every inventory replica (each LISTENing, and
+ * polling as a safety net) pushes changes made through any replica to the serving processes it feeds.
+ */
+
+/** Kinds the serving path reads; other live-mode changes are logged but never sent. */
+export const DECISION_KINDS = new Set([
+  'standard_zone', 'email_zone', 'standard_campaign', 'image_ad_item', 'flash_ad_item', 'custom_html_ad_item', 'native_ad_item',
+  'rich_media_ad_item', 'campaign_assignment', 'placement', 'schedule', 'image_creative', 'rich_media_creative', 'native_template',
+]);
+
+const CHANNEL_PREFIX = 'decision_changes_';
+/** How long the change log keeps entries: a serving process away longer resumes with a snapshot. */
+const RETAIN_MINUTES = 60;
+/** A gap in the sequence (a transaction still open, or rolled back) is waited for this long. */
+const GAP_WAIT_MS = 2000;
+const SNAPSHOT_CHUNK = 500;
+
+export const decisionChangesMigration: Migration = {
+  name: '0200_decision_changes',
+  async up(db) {
+    await db.schema.createTable('decision_changes', (t) => {
+      t.bigIncrements('seq').primary();
+      t.bigInteger('account_id').notNullable();
+      t.string('kind', 64).notNullable();
+      t.bigInteger('resource_id').notNullable();
+      t.timestamp('at', { useTz: true }).notNullable().defaultTo(db.fn.now());
+      t.index(['at']);
+    });
+    // Live mode only: test-mode rows never reach the serving path. The channel names the schema, so
+    // platforms sharing one Postgres server do not hear each other.
+    await db.raw(`
+      create or replace function decision_change_log() returns trigger language plpgsql as $$
+      declare r record;
+      begin
+        if tg_op = 'DELETE' then r := old; else r := new; end if;
+        if r.mode = 'live' then
+          insert into decision_changes (account_id, kind, resource_id) values (r.account_id, r.kind, r.id);
+          perform pg_notify('${CHANNEL_PREFIX}' || tg_table_schema, '');
+        end if;
+        return null;
+      end $$`);
+    await db.raw(`create trigger resources_decision_changes after insert or update or delete on resources
+                  for each row execute function decision_change_log()`);
+  },
+  async down(db) {
+    await db.raw('drop trigger if exists resources_decision_changes on resources');
+    await db.raw('drop function if exists decision_change_log()');
+    await db.schema.dropTable('decision_changes');
+  },
+};
+
+interface ResourceRow {
+  id: number;
+  account_id: number;
+  kind: string;
+  mode: string;
+  attributes: Record<string, Json>;
+  archived_at: Date | null;
+}
+
+const str = (v: Json | undefined): string => (v === null || v === undefined ? '' : String(v));
+const int = (v: Json | undefined): number => (typeof v === 'number' && Number.isFinite(v) ? Math.trunc(v) : 0);
+const refId = (v: Json | undefined): number => (v && typeof v === 'object' && !Array.isArray(v) ? int((v as Record<string, Json>).id) : int(v));
+const refKind = (v: Json | undefined): string => (v && typeof v === 'object' && !Array.isArray(v) ? str((v as Record<string, Json>).type) : '');
+
+/** A placement's pricing: the first price its cost names (money stays a decimal string). */
+function pricing(cost: Json | undefined): { pricingModel: string; price: string } {
+  if (!cost || typeof cost !== 'object' || Array.isArray(cost)) return { pricingModel: '', price: '' };
+  for (const [field, model] of [['cpm', 'cpm'], ['cpc', 'cpc'], ['cpa', 'cpa'], ['fixed_cost', 'flat']] as const) {
+    const v = (cost as Record<string, Json>)[field];
+    if (typeof v === 'number' && v > 0) return { pricingModel: model, price: String(v) };
+  }
+  return { pricingModel: '', price: '' };
+}
+
+/** The typed form of one stored resource, or undefined for kinds the serving path does not read. */
+export function toDecisionEntity(row: ResourceRow): DecisionEntity | undefined {
+  const a = row.attributes ?? {};
+  const base = { kind: row.kind, id: row.id, account: row.account_id };
+  switch (row.kind) {
+    case 'standard_zone':
+    case 'email_zone':
+      return {
+        ...base,
+        zone: {
+          width: int(a.width),
+          height: int(a.height),
+          dimensions: row.kind === 'email_zone' ? 'fixed' : str(a.dimensions) || 'fixed',
+          publisher: refId(a.publisher),
+          flexibleType: refId(a.flexible_type),
+          refreshFrequency: int(a.refresh_frequency),
+        },
+      };
+    case 'standard_campaign':
+      return { ...base, campaign: { advertiser: refId(a.advertiser), width: int(a.width), height: int(a.height), flexibleType: refId(a.flexible_type) } };
+    case 'image_ad_item':
+    case 'flash_ad_item':
+    case 'custom_html_ad_item':
+    case 'native_ad_item':
+    case 'rich_media_ad_item':
+      return {
+        ...base,
+        adItem: {
+          width: int(a.width),
+          height: int(a.height),
+          location: str(a.location),
+          trackingPixel: str(a.tracking_pixel),
+          trackingPixels: Array.isArray(a.tracking_pixels) ? a.tracking_pixels.map((p) => str((p as Record<string, Json>)?.url)).filter(Boolean) : [],
+          htmlContentBelow: str(a.html_content_below),
+          altText: str(a.html_alt_text),
+          target: str(a.html_target),
+          creativeUrl: str(a.creative_url),
+          creative: refId(a.creative),
+          customHtml: str(a.custom_html),
+          template: refId(a.template),
+          variablesJson: a.variables ? JSON.stringify(a.variables) : '',
+          advertiser: refId(a.advertiser),
+          flexibleType: refId(a.flexible_type),
+        },
+      };
+    case 'campaign_assignment':
+      return {
+        ...base,
+        assignment: { campaign: refId(a.campaign), adItemKind: refKind(a.advertisement), adItem: refId(a.advertisement), weight: int(a.weight) || 1, active: a.active !== false },
+      };
+    case 'placement':
+      return {
+        ...base,
+        placement: {
+          zoneKind: refKind(a.zone),
+          zone: refId(a.zone),
+          advertisementKind: refKind(a.advertisement),
+          advertisement: refId(a.advertisement),
+          schedule: refId(a.schedule),
+          weight: int(a.weight) || 1,
+          active: a.active !== false,
+          channel: int(a.channel),
+          ...pricing(a.cost),
+        },
+      };
+    case 'schedule':
+      return { ...base, schedule: { startDate: str(a.start_date), endDate: str(a.end_date) } };
+    case 'image_creative':
+    case 'rich_media_creative':
+      return { ...base, creative: { fileUrl: str(a.file_url) } };
+    case 'native_template':
+      return { ...base, nativeTemplate: { rawHtml: str(a.raw_html), variablesJson: JSON.stringify(a.variables ?? []) } };
+    default:
+      return undefined;
+  }
+}
+
+type Listener = (update: DecisionDataUpdate) => void;
+
+/**
+ * One per inventory process: follows the change log (NOTIFY, else a poll) and fans each change out to
+ * the Watch streams connected here. `settled` is the sequence up to which every change has been read
+ * (a later one committed before an earlier transaction finished leaves a gap, waited for GAP_WAIT_MS).
+ */
+export class DecisionChangeHub {
+  private settled = 0;
+  /** Sequences above `settled` already sent, with the first time a gap below them was seen. */
+  private readonly sentAbove = new Set<number>();
+  private gapSince = 0;
+  private readonly listeners = new Set<Listener>();
+  private pollTimer?: NodeJS.Timeout;
+  private pruneTimer?: NodeJS.Timeout;
+  private listenClient?: pg.Client;
+  private running = false;
+  private again = false;
+  private stopped = false;
+
+  constructor(private readonly db: Database) {}
+
+  get version(): number {
+    return this.settled;
+  }
+
+  async start(): Promise<void> {
+    const row = await this.db.knex('decision_changes').max<{ max: number | null }>('seq as max').first();
+    this.settled = Number(row?.max ?? 0);
+    const url = envStr('DATABASE_URL');
+    if (url) await this.listen(url);
+    // The poll catches what a lost notification would miss, and is the only signal for PGlite.
+    this.pollTimer = setInterval(() => this.kick(), url ? envInt('DECISION_POLL_MS', 500) : envInt('DECISION_POLL_MS', 200));
+    this.pruneTimer = setInterval(() => void this.prune(), 60_000);
+    this.pollTimer.unref();
+    this.pruneTimer.unref();
+  }
+
+  private async listen(url: string): Promise<void> {
+    const client = new pg.Client({ connectionString: url });
+    client.on('notification', () => this.kick());
+    client.on('error', (err) => {
+      log.warn('decision change listener lost its connection', errorFields(err));
+      this.listenClient = undefined;
+      client.end().catch(() => undefined);
+      if (!this.stopped) setTimeout(() => void this.listen(url).catch(() => undefined), 1000).unref();
+    });
+    try {
+      await client.connect();
+      await client.query(`listen "${CHANNEL_PREFIX}${this.db.schema}"`);
+      this.listenClient = client;
+      this.kick();
+    } catch (err) {
+      log.warn('decision change listener could not connect; polling only', errorFields(err));
+      client.end().catch(() => undefined);
+      if (!this.stopped) setTimeout(() => void this.listen(url).catch(() => undefined), 1000).unref();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.pollTimer);
+    clearInterval(this.pruneTimer);
+    await this.listenClient?.end().catch(() => undefined);
+  }
+
+  subscribe(fn: Listener): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** Reads new changes; concurrent kicks collapse into one more pass. */
+  kick(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    void this.pass()
+      .catch((err) => log.warn('reading decision changes failed', errorFields(err)))
+      .finally(() => {
+        this.running = false;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  private async pass(): Promise<void> {
+    const rows: { seq: number; account_id: number; kind: string; resource_id: number }[] = await this.db
+      .knex('decision_changes')
+      .where('seq', '>', this.settled)
+      .orderBy('seq')
+      .limit(2000)
+      .select('seq', 'account_id', 'kind', 'resource_id');
+    const fresh = rows.filter((r) => !this.sentAbove.has(r.seq));
+    if (fresh.length) {
+      const update = await changesUpdate(this.db.knex, fresh.map((r) => ({ kind: r.kind, id: r.resource_id, account: r.account_id })));
+      for (const r of fresh) this.sentAbove.add(r.seq);
+      this.advance(rows.map((r) => r.seq));
+      update.version = this.settled;
+      update.synced = true;
+      if (update.upserts.length || update.removals.length) for (const fn of this.listeners) fn(update);
+    } else {
+      this.advance(rows.map((r) => r.seq));
+    }
+  }
+
+  /** Moves `settled` over every contiguous sequence read; a gap older than GAP_WAIT_MS is given up on. */
+  private advance(seen: number[]): void {
+    const have = new Set(seen);
+    for (;;) {
+      const next = this.settled + 1;
+      if (have.has(next) || this.sentAbove.has(next)) {
+        this.sentAbove.delete(next);
+        this.settled = next;
+        this.gapSince = 0;
+        continue;
+      }
+      const pending = [...this.sentAbove].some((s) => s > next);
+      if (!pending) break;
+      if (!this.gapSince) this.gapSince = Date.now();
+      if (Date.now() - this.gapSince < GAP_WAIT_MS) break;
+      this.settled = next;
+      this.gapSince = 0;
+    }
+  }
+
+  private async prune(): Promise<void> {
+    await this.db
+      .knex('decision_changes')
+      .where('at', '<', this.db.knex.raw(`now() - interval '${RETAIN_MINUTES} minutes'`))
+      .delete()
+      .catch((err) => log.warn('pruning decision changes failed', errorFields(err)));
+  }
+
+  /** Whether the log still holds every change after `version` (nothing pruned past it). */
+  async canResumeFrom(version: number): Promise<boolean> {
+    if (version <= 0 || version > this.settled) return false;
+    const row = await this.db.knex('decision_changes').min<{ min: number | null }>('seq as min').first();
+    const min = row?.min == null ? this.settled + 1 : Number(row.min);
+    return min <= version + 1;
+  }
+
+  /** Changes after `version` up to `settled`, as one update. */
+  async changesSince(version: number): Promise<DecisionDataUpdate> {
+    const rows: { account_id: number; kind: string; resource_id: number }[] = await this.db
+      .knex('decision_changes')
+      .where('seq', '>', version)
+      .andWhere('seq', '<=', this.settled)
+      .select('account_id', 'kind', 'resource_id');
+    const update = await changesUpdate(this.db.knex, rows.map((r) => ({ kind: r.kind, id: r.resource_id, account: r.account_id })));
+    update.version = this.settled;
+    update.synced = true;
+    return update;
+  }
+}
+
+function emptyUpdate(): DecisionDataUpdate {
+  return { reset: false, upserts: [], removals: [], version: 0, synced: false };
+}
+
+/** The current state of changed resources: present and unarchived ones as upserts, others as removals. */
+async function changesUpdate(knex: Knex, refs: DecisionEntityRef[]): Promise<DecisionDataUpdate> {
+  const update = emptyUpdate();
+  const wanted = new Map<number, DecisionEntityRef>();
+  for (const r of refs) if (DECISION_KINDS.has(r.kind)) wanted.set(r.id, r);
+  if (!wanted.size) return update;
+  const rows: ResourceRow[] = await knex('resources')
+    .whereIn('id', [...wanted.keys()])
+    .andWhere('mode', 'live')
+    .select('id', 'account_id', 'kind', 'mode', 'attributes', 'archived_at');
+  const found = new Map(rows.map((r) => [r.id, r]));
+  for (const [id, ref] of wanted) {
+    const row = found.get(id);
+    const entity = row && !row.archived_at ? toDecisionEntity(row) : undefined;
+    if (entity) update.upserts.push(entity);
+    else update.removals.push(ref);
+  }
+  return update;
+}
+
+/** Streams a snapshot of every live-mode decision entity, in chunks. */
+async function sendSnapshot(knex: Knex, send: (u: DecisionDataUpdate) => void, version: number): Promise<void> {
+  let after = 0;
+  let first = true;
+  for (;;) {
+    const rows: ResourceRow[] = await knex('resources')
+      .where('mode', 'live')
+      .whereNull('archived_at')
+      .whereIn('kind', [...DECISION_KINDS])
+      .andWhere('id', '>', after)
+      .orderBy('id')
+      .limit(SNAPSHOT_CHUNK)
+      .select('id', 'account_id', 'kind', 'mode', 'attributes', 'archived_at');
+    const done = rows.length < SNAPSHOT_CHUNK;
+    const update = emptyUpdate();
+    update.reset = first;
+    update.upserts = rows.map(toDecisionEntity).filter((e): e is DecisionEntity => !!e);
+    update.synced = done;
+    update.version = done ? version : 0;
+    send(update);
+    first = false;
+    if (done) return;
+    after = rows[rows.length - 1].id;
+  }
+}
+
+/** The DecisionData gRPC API: Watch (server streaming) and GetTestData. */
+export function decisionDataBinding(db: Database, hub: DecisionChangeHub): ServiceBinding {
+  const unary = implement('inventory.DecisionData', {
+    getTestData: async (_req: unknown, call): Promise<GetTestDataResponse> => {
+      const tenant = tenantFromMetadata(call.metadata);
+      if (tenant.mode !== 'test') return { entities: [] };
+      const rows: ResourceRow[] = await db
+        .knex('resources')
+        .where({ account_id: tenant.accountId, mode: 'test' })
+        .whereNull('archived_at')
+        .whereIn('kind', [...DECISION_KINDS])
+        .select('id', 'account_id', 'kind', 'mode', 'attributes', 'archived_at');
+      return { entities: rows.map(toDecisionEntity).filter((e): e is DecisionEntity => !!e) };
+    },
+  });
+  const watch = (call: grpc.ServerWritableStream<WatchDecisionDataRequest, DecisionDataUpdate>) => {
+    if (!hasInternalToken(call.metadata)) {
+      call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'This API is internal: the call lacks the platform internal token.' });
+      return;
+    }
+    // Changes arriving while the snapshot is read are held, then sent after it (upserts are idempotent).
+    const held: DecisionDataUpdate[] = [];
+    let live = false;
+    let closed = false;
+    const send = (u: DecisionDataUpdate) => {
+      if (!closed) call.write(u);
+    };
+    const unsubscribe = hub.subscribe((u) => (live ? send(u) : held.push(u)));
+    const close = () => {
+      closed = true;
+      unsubscribe();
+      watchers.delete(endCall);
+    };
+    const endCall = () => {
+      if (!closed) {
+        close();
+        call.end();
+      }
+    };
+    watchers.add(endCall);
+    call.on('cancelled', close);
+    call.on('close', close);
+    call.on('error', close);
+    void (async () => {
+      const resumeAfter = Number(call.request.resumeAfter ?? 0);
+      if (await hub.canResumeFrom(resumeAfter)) send(await hub.changesSince(resumeAfter));
+      else await sendSnapshot(db.knex, send, hub.version);
+      live = true;
+      for (const u of held.splice(0)) send(u);
+    })().catch((err) => {
+      log.warn('decision data stream failed', errorFields(err));
+      if (!closed) {
+        close();
+        call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'Decision data could not be read; reconnect.' });
+      }
+    });
+  };
+  return { definition: DecisionDataService, implementation: { ...unary, watch } as grpc.UntypedServiceImplementation };
+}
+
+/** Open Watch streams, ended on shutdown so the gRPC server can stop at once. */
+const watchers = new Set<() => void>();
+
+export function endDecisionStreams(): void {
+  for (const end of [...watchers]) end();
+}
