@@ -10,6 +10,7 @@ import { ApiError, apiErrors, methodNotSupported } from './errors';
 import { checkService, checkServices, eventLoopStall, LIVENESS_MAX_STALL_MS } from './health';
 import { DUPLICATE_MEMBER, duplicateMemberError, jsonBody } from './json-body';
 import { creativeFile } from './creatives';
+import { publicServeProxy, v2AdserveProxy } from './serving-proxy';
 
 export interface GatewayOptions {
   resolver: KeyResolver;
@@ -72,6 +73,8 @@ export function createApp(opts: GatewayOptions): express.Express {
     .route('/creatives/:name')
     .get((req, res, next) => void creativeFile(req, res).catch(next))
     .all(methodNotSupported);
+  // Ad serving's public paths need no key; plain HTTP is fine for them (tags on http pages).
+  app.use(publicServeProxy());
 
   app.use((req, _res, next) => {
     const version = versionOfPath(req.path);
@@ -91,6 +94,7 @@ export function createApp(opts: GatewayOptions): express.Express {
 
   app.use(authenticate(opts.resolver));
   for (const mw of opts.afterAuth ?? []) app.use(mw);
+  app.use(v2AdserveProxy());
   app.use(jsonBody(opts.bodyLimit));
   app.use(resourceRouter());
 

@@ -12,6 +12,7 @@ import { closeClients } from '../services/shared/grpc/client';
 import { serviceServing } from '../services/shared/grpc/health-probe';
 import { ensureInternalToken } from '../services/shared/internal-token';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres';
+import { ensureServingSecret } from '../services/serving/tracking';
 
 /** The compiled tree (dist/), where every entry point lives. */
 const root = path.resolve(__dirname, '..');
@@ -35,7 +36,9 @@ function say(msg: string): void {
 }
 
 function platformEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir(), INTERNAL_TOKEN: ensureInternalToken() };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir(), INTERNAL_TOKEN: ensureInternalToken(), SERVING_SECRET: ensureServingSecret() };
+  // The ad server: public serve paths, reached directly or through the gateway's proxy.
+  env.SERVING_ADDR ??= `127.0.0.1:${envInt('SERVING_PORT', 8090)}`;
   for (const name of SERVICE_NAMES) {
     const port = envInt(`${name.toUpperCase()}_GRPC_PORT`, SERVICE_DEFAULTS[name].grpcPort);
     env[`${name.toUpperCase()}_ADDR`] ??= `127.0.0.1:${port}`;
@@ -57,6 +60,12 @@ const children: Child[] = [
     },
     restarts: 0,
   })),
+  {
+    name: 'serving',
+    script: 'services/serving/main.js',
+    env: { ...baseEnv, SERVING_PORT: String(envInt('SERVING_PORT', 8090)), METRICS_PORT: String(envInt('SERVING_METRICS_PORT', 9469)) },
+    restarts: 0,
+  },
   { name: 'gateway', script: 'gateway/main.js', env: { ...baseEnv }, restarts: 0 },
 ];
 
@@ -126,7 +135,7 @@ function clearLeftovers(): void {
   }
 }
 
-function gatewayHealthy(port: number): Promise<boolean> {
+function httpHealthy(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const req = http.get({ host: '127.0.0.1', port, path: '/healthz', timeout: 2000 }, (res) => {
       res.resume();
@@ -154,7 +163,10 @@ async function stop(signal: string, exitCode = 0): Promise<void> {
   const gateway = children.find((c) => c.name === 'gateway')!;
   // Gateway first, so no request reaches a service that is already gone; the database last.
   await terminate([gateway]);
-  await terminate(children.filter((c) => c !== gateway));
+  // Serving next, while reporting still takes the events it flushes.
+  const serving = children.find((c) => c.name === 'serving')!;
+  await terminate([serving]);
+  await terminate(children.filter((c) => c !== gateway && c !== serving));
   closeClients();
   await database?.stop();
   say('stopped.');
@@ -201,12 +213,13 @@ async function main(): Promise<void> {
       }),
     ),
   );
+  await waitFor('serving', () => httpHealthy(envInt('SERVING_PORT', 8090)));
   launch(children.find((c) => c.name === 'gateway')!);
   const httpPort = envInt('GATEWAY_HTTP_PORT', 8080);
   const gateway = children.find((c) => c.name === 'gateway')!;
   await waitFor('gateway', async () => {
     if (gateway.restarts >= 3) throw new Error(`gateway exited ${gateway.restarts} times while starting (see its log above); are its ports ${httpPort} and ${envInt('GATEWAY_HTTPS_PORT', 8443)} taken?`);
-    return gatewayHealthy(httpPort);
+    return httpHealthy(httpPort);
   });
   const httpsPort = envInt('GATEWAY_HTTPS_PORT', 8443);
   say(
@@ -217,6 +230,7 @@ async function main(): Promise<void> {
       `  Plain HTTP:    http://localhost:${httpPort}  (only /healthz; API calls are refused)`,
       `  Health:        http://localhost:${httpPort}/healthz`,
       `  Metrics:       http://localhost:${envInt('METRICS_PORT', 9464)}/metrics`,
+      `  Ad serving:    http://${baseEnv.SERVING_ADDR}/adserve/;ID=…;setID=…;type=json  (also through the gateway)`,
       `  Services:      ${SERVICE_NAMES.map((n) => `${n} ${baseEnv[`${n.toUpperCase()}_ADDR`]}`).join(', ')}`,
       `  Data:          ${baseEnv.DATA_DIR}${database ? ` (embedded PostgreSQL on 127.0.0.1:${database.port}, data in ${database.dir})` : ' (Postgres from DATABASE_URL)'}`,
       '',

@@ -18,6 +18,7 @@ import { checkSameRequest, idempotencyFromMetadata, isKeyTaken } from '../shared
 import { call, clientFor } from '../shared/grpc/client';
 import { implement, type ServiceBinding } from '../shared/grpc/server';
 import { errorFields, log } from '../shared/log';
+import { escapeXml, renderTemplate } from '../shared/native-template';
 import type { ResourceStore } from '../shared/resource-store';
 import { tenantFromMetadata, type Tenant } from '../shared/tenant';
 
@@ -64,23 +65,7 @@ function toTask(r: TaskRow): NativeToImageTask {
   };
 }
 
-function escapeXml(s: string): string {
-  return s.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
-}
-
-/** Variable types whose values are markup by design; every other value is text and is escaped. */
-const RAW_VARIABLE_TYPES = new Set(['url_raw', 'third_party_script']);
-
-/** The template's HTML with each variable's placeholder replaced by the ad item's value for it. */
-export function renderTemplate(rawHtml: string, variables: { id: number; placeholder: string; type?: string }[], values: Record<string, Json>): string {
-  let out = rawHtml;
-  for (const v of variables) {
-    const value = values[String(v.id)];
-    const text = value === undefined || value === null ? '' : String(value);
-    out = out.split(v.placeholder).join(RAW_VARIABLE_TYPES.has(v.type ?? '') ? text : escapeXml(text));
-  }
-  return out;
-}
+export { renderTemplate };
 
 /** Visible text of rendered HTML, one entry per block, for laying out in the image. */
 function textLines(html: string): string[] {

@@ -63,6 +63,10 @@ export async function platformEnv(extra: Record<string, string> = {}): Promise<{
     env[`${s}_METRICS_PORT`] = String(await freePort());
     env[`${s}_ADDR`] = `127.0.0.1:${env[`${s}_GRPC_PORT`]}`;
   }
+  // The ad server (serving) of this platform, on ports of its own.
+  env.SERVING_PORT ??= String(await freePort());
+  env.SERVING_METRICS_PORT ??= String(await freePort());
+  env.SERVING_ADDR ??= `127.0.0.1:${env.SERVING_PORT}`;
   if (process.env.DATABASE_URL) env.DB_SCHEMA_PREFIX = schemaPrefix;
   else env.EMBEDDED_POSTGRES_PORT = String(await freePort());
   return { env, dataDir, schemaPrefix };

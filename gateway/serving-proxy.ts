@@ -1,0 +1,67 @@
+import type { IncomingMessage } from 'node:http';
+import type express from 'express';
+import { createProxyMiddleware, fixRequestBody } from 'http-proxy-middleware';
+import { envStr } from '../services/shared/config';
+import { internalToken } from '../services/shared/internal-token';
+import { log } from '../services/shared/log';
+import { ctxOf } from './context';
+import { apiErrors } from './errors';
+
+/**
+ * The gateway's side of ad serving: the public serve paths (no key) and /v2/adserve (with a key) are
+ * answered by the serving process (SERVING_ADDR), reached through http-proxy-middleware.
+ */
+const target = () => `http://${envStr('SERVING_ADDR', '127.0.0.1:8090')}`;
+
+function unavailable(res: unknown): void {
+  const r = res as express.Response;
+  if (!r || typeof r.status !== 'function' || r.headersSent) return void (r as { destroy?: () => void })?.destroy?.();
+  const err = apiErrors.unavailable('The ad server is unavailable; retry shortly.');
+  for (const [k, v] of Object.entries(err.headers ?? {})) r.setHeader(k, v);
+  r.status(503).json(err.body('v2'));
+}
+
+/** `/adserve/...` and `/serve/...`: public, before any key check. */
+export function publicServeProxy(): express.RequestHandler {
+  return createProxyMiddleware({
+    target: target(),
+    pathFilter: (path: string) => path === '/adserve' || path.startsWith('/adserve/') || path.startsWith('/serve/'),
+    xfwd: true,
+    on: {
+      proxyReq: (proxyReq) => {
+        // Only the gateway may speak for a tenant: nothing a browser sends is passed on as such.
+        for (const h of ['x-account-id', 'x-mode', 'x-internal-token', 'authorization']) proxyReq.removeHeader(h);
+      },
+      error: (err, _req, res) => {
+        log.warn('serving unreachable', { error: (err as Error).message });
+        unavailable(res);
+      },
+    },
+  }) as unknown as express.RequestHandler;
+}
+
+/** `/v2/adserve`: after the key check and rate limit; the key's account and mode go with the token. */
+export function v2AdserveProxy(): express.RequestHandler {
+  return createProxyMiddleware({
+    target: target(),
+    pathFilter: (path: string) => path === '/v2/adserve',
+    xfwd: true,
+    on: {
+      proxyReq: (proxyReq, req: IncomingMessage, res) => {
+        proxyReq.removeHeader('authorization');
+        const ctx = ctxOf(res as unknown as express.Response);
+        proxyReq.setHeader('x-account-id', String(ctx.tenant.accountId));
+        proxyReq.setHeader('x-mode', ctx.tenant.mode);
+        const token = internalToken();
+        if (token) proxyReq.setHeader('x-internal-token', token);
+        else proxyReq.removeHeader('x-internal-token');
+        // A body another middleware already parsed (idempotency keys) is written again.
+        fixRequestBody(proxyReq, req as never);
+      },
+      error: (err, _req, res) => {
+        log.warn('serving unreachable', { error: (err as Error).message });
+        unavailable(res);
+      },
+    },
+  }) as unknown as express.RequestHandler;
+}

@@ -1,0 +1,176 @@
+import * as grpc from '@grpc/grpc-js';
+import Redis from 'ioredis';
+import { Counter, Gauge } from 'prom-client';
+import { registry } from '../shared/metrics';
+import { EventIngestClient, EventKind, ServingEvent, type RecordEventsResponse } from '../../proto/gen/adserver/reporting/v1/events';
+import { envInt, envStr, serviceAddress } from '../shared/config';
+import { channelOptions } from '../shared/grpc/client';
+import { withInternalToken } from '../shared/internal-token';
+import { errorFields, log } from '../shared/log';
+import type { Decision } from './tracking';
+
+/**
+ * Serving events on their way to reporting (contract: proto/adserver/reporting/v1/events.proto).
+ * Events wait in a bounded in-memory buffer and leave in batches every EVENT_FLUSH_MS: with REDIS_URL
+ * as pipelined XADDs to the stream `${REDIS_KEY_PREFIX}serving-events`, without it as RecordEvents
+ * calls to reporting. A failed batch stays in the buffer and is retried; a graceful stop flushes it.
+ * A crash loses what the buffer holds: at most one flush interval of traffic in normal operation,
+ * at most EVENT_BUFFER_MAX events while reporting or Redis is unreachable.
+ */
+
+export const eventsBuffered = new Gauge({ name: 'serving_events_buffered', help: 'Serving events waiting to be delivered', registers: [registry] });
+export const eventsDelivered = new Counter({ name: 'serving_events_delivered_total', help: 'Serving events handed to Redis or reporting', labelNames: ['kind'], registers: [registry] });
+export const eventsDropped = new Counter({ name: 'serving_events_dropped_total', help: 'Serving events dropped because the buffer was full', registers: [registry] });
+
+const BATCH = 500;
+
+export interface EventContext {
+  visitor: string;
+  ip: string;
+  userAgent: string;
+  referrer: string;
+}
+
+export const KIND_NAMES: Record<EventKind.RESPONSE | EventKind.IMPRESSION | EventKind.CLICK | EventKind.CONVERSION, string> = {
+  [EventKind.RESPONSE]: 'response',
+  [EventKind.IMPRESSION]: 'impression',
+  [EventKind.CLICK]: 'click',
+  [EventKind.CONVERSION]: 'conversion',
+};
+
+/** The event of one decision (id `{decision}:{kind}`), or of a conversion with its own id. */
+export function decisionEvent(kind: keyof typeof KIND_NAMES, d: Partial<Decision> & { account: number }, ctx: EventContext, id?: string): ServingEvent {
+  return ServingEvent.fromPartial({
+    id: id ?? `${d.id}:${KIND_NAMES[kind]}`,
+    kind,
+    occurredAt: new Date().toISOString(),
+    account: d.account,
+    publisher: d.publisher ?? 0,
+    zone: d.zone ?? 0,
+    advertiser: d.advertiser ?? 0,
+    campaign: d.campaign ?? 0,
+    adItem: d.adItem ?? 0,
+    placement: d.placement ?? 0,
+    assignment: d.assignment ?? 0,
+    channel: d.channel ?? 0,
+    decision: d.id ?? '',
+    visitor: ctx.visitor,
+    ip: ctx.ip,
+    userAgent: ctx.userAgent.slice(0, 512),
+    referrer: ctx.referrer.slice(0, 2048),
+    pricingModel: d.pricingModel ?? '',
+    price: d.price ?? '',
+    currency: d.pricingModel ? 'USD' : '',
+  });
+}
+
+interface Transport {
+  name: string;
+  send(batch: ServingEvent[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+function redisTransport(url: string): Transport {
+  const stream = `${envStr('REDIS_KEY_PREFIX', 'adserver:')}serving-events`;
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
+  redis.on('error', (err) => log.warn('serving events: Redis error', errorFields(err)));
+  return {
+    name: 'redis',
+    async send(batch) {
+      const p = redis.pipeline();
+      for (const e of batch) p.xadd(stream, '*', 'e', Buffer.from(ServingEvent.encode(e).finish()));
+      const results = (await p.exec()) ?? [];
+      const failed = results.find(([err]) => err);
+      if (failed) throw failed[0];
+    },
+    async close() {
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+function grpcTransport(): Transport {
+  const client = new EventIngestClient(serviceAddress('reporting'), grpc.credentials.createInsecure(), channelOptions);
+  const deadlineMs = envInt('GRPC_DEADLINE_MS', 5000);
+  return {
+    name: 'grpc',
+    send: (batch) =>
+      new Promise((resolve, reject) =>
+        client.recordEvents({ events: batch }, withInternalToken(new grpc.Metadata()), { deadline: Date.now() + deadlineMs }, (err: grpc.ServiceError | null, _res: RecordEventsResponse) =>
+          err ? reject(err) : resolve(),
+        ),
+      ),
+    async close() {
+      client.close();
+    },
+  };
+}
+
+export class EventSink {
+  private buffer: ServingEvent[] = [];
+  private timer?: NodeJS.Timeout;
+  private flushing?: Promise<void>;
+  private failures = 0;
+  private readonly max = envInt('EVENT_BUFFER_MAX', 20_000);
+  private readonly intervalMs = envInt('EVENT_FLUSH_MS', 50);
+  readonly transport: Transport;
+
+  constructor() {
+    const url = envStr('REDIS_URL');
+    this.transport = url ? redisTransport(url) : grpcTransport();
+    this.timer = setInterval(() => void this.flush(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  push(e: ServingEvent): void {
+    if (this.buffer.length >= this.max) {
+      eventsDropped.inc();
+      return;
+    }
+    this.buffer.push(e);
+    eventsBuffered.set(this.buffer.length);
+    if (this.buffer.length >= BATCH) void this.flush();
+  }
+
+  get pending(): number {
+    return this.buffer.length;
+  }
+
+  /** Sends what is buffered, batch by batch; a failed batch goes back to the front for the next try. */
+  flush(): Promise<void> {
+    if (this.flushing) return this.flushing;
+    this.flushing = (async () => {
+      while (this.buffer.length) {
+        const batch = this.buffer.splice(0, BATCH);
+        try {
+          await this.transport.send(batch);
+          this.failures = 0;
+          for (const e of batch) eventsDelivered.inc({ kind: KIND_NAMES[e.kind as keyof typeof KIND_NAMES] ?? 'unknown' });
+        } catch (err) {
+          this.buffer.unshift(...batch);
+          if (this.failures++ % 50 === 0) log.warn('serving events could not be delivered; kept for retry', { transport: this.transport.name, pending: this.buffer.length, ...errorFields(err) });
+          // Back off before the next interval tick retries.
+          await new Promise((r) => setTimeout(r, Math.min(100 * this.failures, 2000)));
+          break;
+        } finally {
+          eventsBuffered.set(this.buffer.length);
+        }
+      }
+    })().finally(() => {
+      this.flushing = undefined;
+    });
+    return this.flushing;
+  }
+
+  /** Graceful stop: keep trying to deliver for up to `timeoutMs`, then close. */
+  async close(timeoutMs = 10_000): Promise<number> {
+    clearInterval(this.timer);
+    const until = Date.now() + timeoutMs;
+    while (this.buffer.length && Date.now() < until) await this.flush();
+    await this.flushing;
+    const left = this.buffer.length;
+    if (left) log.error('serving events left undelivered at shutdown', { pending: left });
+    await this.transport.close();
+    return left;
+  }
+}

@@ -1,0 +1,51 @@
+import http from 'node:http';
+import { envInt, envStr } from '../shared/config';
+import { errorFields, log, setLogComponent } from '../shared/log';
+import { startMetricsServer } from '../shared/metrics';
+import { stopTelemetry } from '../shared/telemetry';
+import { DecisionData, DecisionFeed } from './decision-store';
+import { EventSink } from './events';
+import { createServeHandler } from './serve-app';
+import { ensureServingSecret, TokenSigner } from './tracking';
+
+/**
+ * The serving process: the public ad paths on SERVING_PORT (default 8090, on SERVING_HOST), decision
+ * data kept in memory from inventory's DecisionData stream, events to reporting. On SIGTERM/SIGINT it
+ * stops accepting requests, lets those in flight finish and flushes every buffered event.
+ */
+export async function runServing(): Promise<void> {
+  setLogComponent('serving');
+  process.on('unhandledRejection', (err) => log.error('unhandled rejection', errorFields(err)));
+  const data = { current: new DecisionData() };
+  const feed = new DecisionFeed(data);
+  feed.start();
+  const events = new EventSink();
+  const signer = new TokenSigner(ensureServingSecret());
+  const server = http.createServer({ keepAliveTimeout: 65_000 }, createServeHandler({ data, signer, events }));
+  const port = envInt('SERVING_PORT', 8090);
+  const host = envStr('SERVING_HOST', '127.0.0.1')!;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const metrics = await startMetricsServer(envInt('METRICS_PORT', 9469));
+  log.info('ready', { port, host, events: events.transport.name });
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info('stopping', { signal });
+    const closed = new Promise<void>((r) => server.close(() => r()));
+    server.closeIdleConnections();
+    await Promise.race([closed, new Promise((r) => setTimeout(r, 10_000))]);
+    server.closeAllConnections();
+    feed.stop();
+    const left = await events.close();
+    metrics.close();
+    await stopTelemetry();
+    log.info('stopped', { undelivered_events: left });
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}

@@ -1,0 +1,86 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { dataDir } from '../shared/config';
+import type { Candidate } from './decision-store';
+
+/**
+ * Signed tracking tokens. A click or impression URL carries what the decision touched (and the click
+ * and extra macros of the tag), signed with HMAC-SHA256 under the serving secret: the click path only
+ * ever redirects to an ad item's own location, and a forged token counts nothing. A replayed one
+ * carries the same decision id, so its event collapses with the first at reporting.
+ */
+
+/** SERVING_SECRET, else DATA_DIR/serving-secret (created by `npm start` when absent). */
+export function servingSecretFile(): string {
+  return path.join(dataDir(), 'serving-secret');
+}
+
+export function ensureServingSecret(): string {
+  if (process.env.SERVING_SECRET) return process.env.SERVING_SECRET;
+  try {
+    const s = fs.readFileSync(servingSecretFile(), 'utf8').trim();
+    if (s) return s;
+  } catch {
+    /* created below */
+  }
+  const secret = crypto.randomBytes(32).toString('base64url');
+  fs.mkdirSync(dataDir(), { recursive: true });
+  fs.writeFileSync(servingSecretFile(), `${secret}\n`, { mode: 0o600 });
+  return secret;
+}
+
+export interface Decision extends Candidate {
+  /** Random id of this decision; events are `{id}:{kind}`. */
+  id: string;
+  /** Test decisions (a test key's /v2/adserve) sign tokens that record nothing. */
+  test: boolean;
+  click: string;
+  extra: string;
+  /** Epoch seconds when decided. */
+  at: number;
+}
+
+const FIELDS = ['id', 'account', 'zone', 'publisher', 'placement', 'assignment', 'campaign', 'advertiser', 'adItem', 'adItemKind', 'channel', 'pricingModel', 'price', 'click', 'extra', 'at'] as const;
+
+export class TokenSigner {
+  constructor(private readonly secret: string) {}
+
+  private mac(body: string): string {
+    return crypto.createHmac('sha256', this.secret).update(body).digest('base64url').slice(0, 32);
+  }
+
+  sign(d: Decision): string {
+    const body = Buffer.from(JSON.stringify([d.test ? 1 : 0, ...FIELDS.map((f) => d[f])])).toString('base64url');
+    return `${body}.${this.mac(body)}`;
+  }
+
+  /** The decision a token names, or undefined when it was not made by this platform's secret. */
+  verify(token: string | undefined): Decision | undefined {
+    if (!token || token.length > 8192) return undefined;
+    const dot = token.lastIndexOf('.');
+    if (dot < 1) return undefined;
+    const body = token.slice(0, dot);
+    const given = Buffer.from(token.slice(dot + 1));
+    const expected = Buffer.from(this.mac(body));
+    if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) return undefined;
+    try {
+      const arr = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as unknown[];
+      if (!Array.isArray(arr) || arr.length !== FIELDS.length + 1) return undefined;
+      const d = { test: arr[0] === 1 } as Record<string, unknown>;
+      FIELDS.forEach((f, i) => (d[f] = arr[i + 1]));
+      return d as unknown as Decision;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Hex SHA-256 of a visitor key under the secret, so reports never hold the raw key. */
+  visitor(raw: string): string {
+    return crypto.createHmac('sha256', this.secret).update(`visitor:${raw}`).digest('hex');
+  }
+}
+
+export function newDecisionId(): string {
+  return crypto.randomBytes(12).toString('base64url');
+}
