@@ -192,6 +192,7 @@ export class DecisionFeed {
   private version = 0;
   private stopped = false;
   private retryTimer?: NodeJS.Timeout;
+  private failures = 0;
   /** A snapshot being received is collected apart, so requests never see a half-loaded state. */
   private pending?: DecisionData;
   synced = false;
@@ -217,7 +218,8 @@ export class DecisionFeed {
       this.stream = undefined;
       this.pending = undefined;
       if (this.stopped) return;
-      log.warn('decision data stream ended; serving what is held and reconnecting', { reason: why, version: this.version });
+      // Said once per outage, not on every retry.
+      if (this.failures++ === 0) log.warn('decision data stream ended; serving what is held and reconnecting', { reason: why, version: this.version });
       this.retryTimer = setTimeout(() => this.connect(), 500);
     };
     stream.on('error', (err) => again((err as Error).message));
@@ -226,6 +228,8 @@ export class DecisionFeed {
 
   private onUpdate(u: DecisionDataUpdate): void {
     this.lastUpdateAt = Date.now();
+    if (this.failures) log.info('decision data stream back', { version: this.version });
+    this.failures = 0;
     if (u.reset) this.pending = new DecisionData();
     if (this.pending) {
       this.pending.apply({ reset: false, upserts: u.upserts, removals: u.removals });
