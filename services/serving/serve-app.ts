@@ -439,6 +439,8 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
       await v2Adserve(req, res, url);
       return 'v2-adserve';
     }
+    // The JSON forms are read by scripts of any page (no credentials involved).
+    if (p === '/adserve' || p.startsWith('/adserve/') || p === '/serve/json') res.setHeader('Access-Control-Allow-Origin', '*');
     if (p === '/adserve' || p.startsWith('/adserve/')) {
       getOnly();
       sendJson(res, 200, adserveJson(deps.data.current, serveRequest(adserveParams(p, url.searchParams)), req, res, false));
