@@ -2,7 +2,8 @@
  * The tags the API hands out, in a real browser (Debian's chromium driven by playwright-core): a
  * static page holding every zone tag form shows the ad in each, a click lands on the destination with
  * `extra` passed on (through the tag's `click` tracker), the conversion pixel fires, and the events
- * are exactly one response and impression per shown ad, one click per click and one conversion.
+ * are exactly one response and impression per shown ad, one click per click and one conversion, as
+ * the reporting service stores them (and, with Redis, as the stream carries them).
  * Screenshots go to .ci/out/screenshots/.
  */
 import fs from 'node:fs';
@@ -13,7 +14,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { ServingEvent } from '../../../proto/gen/adserver/reporting/v1/events';
 import { startOwnPlatform, type OwnPlatform } from '../../../gateway/test/support/own-platform';
 import { freePort, ROOT } from '../../../gateway/test/support/platform';
-import { within, zoneWithCampaign } from './serving-fixtures';
+import { reportedEvents, within, zoneWithCampaign } from './serving-fixtures';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = path.join(ROOT, '.ci/out/screenshots');
@@ -165,6 +166,20 @@ fetch(${JSON.stringify(t.json)}).then(function(r){return r.json()}).then(functio
   expect((await convHit).status()).toBe(200);
   await page.screenshot({ path: path.join(SHOTS, 'serving-conversion.png') });
   await context.close();
+
+  // Reporting holds exactly one response and impression per shown ad (seven forms: async, js, iframe,
+  // image, iframe-no-js, email, json), one click per click (two) and one conversion.
+  let stored: Awaited<ReturnType<typeof reportedEvents>> = [];
+  await within(15_000, async () => {
+    stored = await reportedEvents(platform.info, acct.id);
+    return stored.filter((e) => e.kind === 4).length >= 1 && stored.filter((e) => e.kind === 3).length >= 2 && stored.filter((e) => e.kind === 2).length >= 7;
+  }, 250);
+  await new Promise((r) => setTimeout(r, 500));
+  stored = await reportedEvents(platform.info, acct.id);
+  const byKind = (k: number) => stored.filter((e) => e.kind === k);
+  expect([1, 2, 3, 4].map((k) => byKind(k).length)).toEqual([7, 7, 2, 1]);
+  expect(byKind(2).map((e) => e.decision).sort()).toEqual(byKind(1).map((e) => e.decision).sort());
+  expect(Number(byKind(4)[0].ad_item_id)).toBe(item.id);
 
   if (process.env.REDIS_URL) {
     const redis = new Redis(process.env.REDIS_URL);

@@ -1,5 +1,8 @@
 import http from 'node:http';
+import knexFactory from 'knex';
 import type { Client } from '../../../gateway/test/support/api';
+import type { PlatformInfo } from '../../../gateway/test/support/platform';
+import { platformDatabaseUrl } from '../../../gateway/test/support/service-replica';
 
 /** A plain HTTP GET (keep-alive) to a serving host; the body as text, JSON when it parses. */
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
@@ -78,5 +81,15 @@ export async function within(timeoutMs: number, check: () => Promise<boolean>, s
     if (await check()) return Date.now() - started;
     if (Date.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, stepMs));
+  }
+}
+
+/** What reporting stored for an account: its serving events (kind and decision), read from reporting's own table. */
+export async function reportedEvents(info: PlatformInfo, account: number): Promise<{ kind: number; decision: string; id: string; ad_item_id: number }[]> {
+  const db = knexFactory({ client: 'pg', connection: platformDatabaseUrl(info), searchPath: [`${info.env.DB_SCHEMA_PREFIX ?? ''}reporting`], pool: { min: 0, max: 1 } });
+  try {
+    return await db('serving_events').where('account_id', account).select('kind', 'decision', 'id', 'ad_item_id');
+  } finally {
+    await db.destroy();
   }
 }
