@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import http, { type IncomingMessage } from 'node:http';
 import type express from 'express';
 import { createProxyMiddleware, fixRequestBody } from 'http-proxy-middleware';
 import { envStr } from '../services/shared/config';
@@ -12,6 +12,8 @@ import { apiErrors } from './errors';
  * answered by the serving process (SERVING_ADDR), reached through http-proxy-middleware.
  */
 const target = () => `http://${envStr('SERVING_ADDR', '127.0.0.1:8090')}`;
+/** Connections to serving are kept open: a new one per ad request costs more than the decision. */
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256, keepAliveMsecs: 10_000 });
 
 function unavailable(res: unknown): void {
   const r = res as express.Response;
@@ -25,6 +27,7 @@ function unavailable(res: unknown): void {
 export function publicServeProxy(): express.RequestHandler {
   return createProxyMiddleware({
     target: target(),
+    agent,
     pathFilter: (path: string) => path === '/adserve' || path.startsWith('/adserve/') || path.startsWith('/serve/'),
     xfwd: true,
     on: {
@@ -44,6 +47,7 @@ export function publicServeProxy(): express.RequestHandler {
 export function v2AdserveProxy(): express.RequestHandler {
   return createProxyMiddleware({
     target: target(),
+    agent,
     pathFilter: (path: string) => path === '/v2/adserve',
     xfwd: true,
     on: {
