@@ -204,7 +204,7 @@ export class DecisionChangeHub {
     const url = envStr('DATABASE_URL');
     if (url) await this.listen(url);
     // The poll catches what a lost notification would miss, and is the only signal for PGlite.
-    this.pollTimer = setInterval(() => this.kick(), url ? envInt('DECISION_POLL_MS', 500) : envInt('DECISION_POLL_MS', 200));
+    this.pollTimer = setInterval(() => this.kick(), envInt('DECISION_POLL_MS', 500));
     this.pruneTimer = setInterval(() => void this.prune(), 60_000);
     this.pollTimer.unref();
     this.pruneTimer.unref();

@@ -185,3 +185,17 @@ test('errors of every public path', async () => {
   expect(viaGateway.body.status).toBe('SUCCESS');
   expect(viaGateway.body.placements.placement_1.redirect_url).toMatch(new RegExp(`^https://[^/]+:${process.env.GATEWAY_HTTPS_PORT}/serve/click\\?t=`));
 });
+
+test('ending the schedule, then archiving the publisher, stop the zone serving within 1 s', async () => {
+  const own = await zoneWithCampaign(acct.live, [1]);
+  const json = async () => (await serveGet(serving(), `/adserve/;ID=${acct.id};setID=${own.zone.id};type=json`)).body.status;
+  await within(2000, async () => (await json()) === 'SUCCESS');
+  const past = new Date(Date.now() - 3_600_000).toISOString().slice(0, 19).replace('T', ' ');
+  expect((await acct.live.put(`/v2/schedules/${own.schedule.id}`, { end_date: past })).status).toBe(200);
+  expect(await within(1000, async () => (await json()) === 'NO_ADS')).toBeLessThan(1000);
+  expect((await acct.live.put(`/v2/schedules/${own.schedule.id}`, { end_date: null })).status).toBe(200);
+  await within(1000, async () => (await json()) === 'SUCCESS');
+  // The publisher's archive takes its zones along: the zone stops serving.
+  expect((await acct.live.get(`/v1/publishers/${own.publisher.id}/archive`)).status).toBe(200);
+  expect(await within(1000, async () => (await json()) === 'NO_ADS')).toBeLessThan(1000);
+});
