@@ -177,7 +177,8 @@ fetch(${JSON.stringify(t.json)}).then(function(r){return r.json()}).then(functio
   await new Promise((r) => setTimeout(r, 500));
   stored = await reportedEvents(platform.info, acct.id);
   const byKind = (k: number) => stored.filter((e) => e.kind === k);
-  expect([1, 2, 3, 4].map((k) => byKind(k).length)).toEqual([7, 7, 2, 1]);
+  // Shown with the events when it fails, to tell a missing event from a doubled one.
+  expect({ counts: [1, 2, 3, 4].map((k) => byKind(k).length), ids: stored.map((e) => e.id).sort() }).toEqual({ counts: [7, 7, 2, 1], ids: expect.any(Array) });
   expect(byKind(2).map((e) => e.decision).sort()).toEqual(byKind(1).map((e) => e.decision).sort());
   expect(Number(byKind(4)[0].ad_item_id)).toBe(item.id);
 
