@@ -3,15 +3,13 @@
  * static page holding every zone tag form shows the ad in each, a click lands on the destination with
  * `extra` passed on (through the tag's `click` tracker), the conversion pixel fires, and the events
  * are exactly one response and impression per shown ad, one click per click and one conversion, as
- * the reporting service stores them (and, with Redis, as the stream carries them).
+ * the reporting service stores them (through the Redis stream with REDIS_URL, else gRPC batches).
  * Screenshots go to .ci/out/screenshots/.
  */
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import Redis from 'ioredis';
 import { chromium, type Browser } from 'playwright-core';
-import { ServingEvent } from '../../../proto/gen/adserver/reporting/v1/events';
 import { startOwnPlatform, type OwnPlatform } from '../../../gateway/test/support/own-platform';
 import { freePort, ROOT } from '../../../gateway/test/support/platform';
 import { reportedEvents, within, zoneWithCampaign } from './serving-fixtures';
@@ -180,33 +178,6 @@ fetch(${JSON.stringify(t.json)}).then(function(r){return r.json()}).then(functio
   // Shown with the events when it fails, to tell a missing event from a doubled one.
   expect({ counts: [1, 2, 3, 4].map((k) => byKind(k).length), ids: stored.map((e) => e.id).sort() }).toEqual({ counts: [7, 7, 2, 1], ids: expect.any(Array) });
   expect(byKind(2).map((e) => e.decision).sort()).toEqual(byKind(1).map((e) => e.decision).sort());
-  expect(Number(byKind(4)[0].ad_item_id)).toBe(item.id);
-
-  if (process.env.REDIS_URL) {
-    const redis = new Redis(process.env.REDIS_URL);
-    try {
-      const stream = `${platform.info.env.REDIS_KEY_PREFIX}serving-events`;
-      const kinds = (events: ServingEvent[], k: number) => new Set(events.filter((e) => e.kind === k).map((e) => e.id));
-      let events: ServingEvent[] = [];
-      await within(5000, async () => {
-        events = (await redis.xrangeBuffer(stream, '-', '+')).map(([, f]) => ServingEvent.decode(f[1])).filter((e) => e.account === acct.id);
-        return kinds(events, 4).size >= 1 && kinds(events, 3).size >= 2;
-      }, 100);
-      await new Promise((r) => setTimeout(r, 300));
-      events = (await redis.xrangeBuffer(stream, '-', '+')).map(([, f]) => ServingEvent.decode(f[1])).filter((e) => e.account === acct.id);
-      // Seven ads shown (async, js, iframe, image, iframe-no-js, email, json): one response and one
-      // impression each, for the same decisions; two clicks; one conversion.
-      const responses = [...kinds(events, 1)].map((id) => id.split(':')[0]).sort();
-      const impressions = [...kinds(events, 2)].map((id) => id.split(':')[0]).sort();
-      expect(responses).toHaveLength(7);
-      expect(impressions).toEqual(responses);
-      expect(kinds(events, 3).size).toBe(2);
-      expect(kinds(events, 4).size).toBe(1);
-      const conversion = events.find((e) => e.kind === 4)!;
-      expect(conversion.adItem).toBe(item.id);
-      for (const e of events.filter((x) => x.kind !== 4)) expect(e).toMatchObject({ zone: expect.any(Number), adItem: item.id, advertiser: fx.advertiser.id });
-    } finally {
-      redis.disconnect();
-    }
-  }
+  // Every event names the ad item shown (the conversion through the click it followed).
+  expect(new Set(stored.map((e) => Number(e.ad_item_id)))).toEqual(new Set([item.id]));
 }, 120_000);
