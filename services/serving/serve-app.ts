@@ -41,6 +41,8 @@ export interface ServeDeps {
   data: { current: DecisionData };
   signer: TokenSigner;
   events: EventSink;
+  /** Whether a first snapshot of decision data has arrived (readiness). */
+  ready(): boolean;
 }
 
 interface ServeRequest {
@@ -431,7 +433,9 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
       if (method !== 'GET' && method !== 'HEAD') throw new HttpError(501, 'method_not_supported_error', `${method} is not supported on ${p}.`);
     };
     if (p === '/healthz') {
-      sendJson(res, 200, { status: 'ok' });
+      // Not ready until the first snapshot is in memory: before that every zone would answer NO_ADS.
+      const ready = deps.ready();
+      sendJson(res, ready ? 200 : 503, { status: ready ? 'ok' : 'loading decision data', events_pending: deps.events.pending });
       return 'healthz';
     }
     if (p === '/v2/adserve') {

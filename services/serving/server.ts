@@ -21,7 +21,7 @@ export async function runServing(): Promise<void> {
   feed.start();
   const events = new EventSink();
   const signer = new TokenSigner(ensureServingSecret());
-  const server = http.createServer({ keepAliveTimeout: 65_000 }, createServeHandler({ data, signer, events }));
+  const server = http.createServer({ keepAliveTimeout: 65_000 }, createServeHandler({ data, signer, events, ready: () => feed.synced }));
   const port = envInt('SERVING_PORT', 8090);
   const host = envStr('SERVING_HOST', '127.0.0.1')!;
   await new Promise<void>((resolve, reject) => {
