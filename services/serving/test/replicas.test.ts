@@ -118,3 +118,19 @@ test('a crash of serving loses at most its event buffer (measured)', async () =>
   // At most what the buffer held: one flush interval of traffic (a wide margin on this shared machine).
   expect(lost).toBeLessThan(answered.size * 0.2);
 }, 60_000);
+
+test('a serving process without any snapshot yet is not ready (healthz 503) and serves nothing', async () => {
+  const port = await freePort();
+  const lonely = startChild('services/serving/main.js', { SERVING_PORT: String(port), METRICS_PORT: String(await freePort()), INVENTORY_ADDR: `127.0.0.1:${await freePort()}` });
+  try {
+    const base = `http://127.0.0.1:${port}`;
+    await within(15_000, async () => (await serveGet(base, '/healthz').catch(() => ({ status: 0 }))).status !== 0, 100);
+    const health = await serveGet(base, '/healthz');
+    expect(health.status).toBe(503);
+    expect(health.body.status).toBe('loading decision data');
+    expect((await serveGet(base, `/adserve/;ID=${acct.id};setID=${fx.zone.id};type=json`)).body).toEqual({ status: 'NO_ADS' });
+    expect((await serveGet(servingA(), '/healthz')).status).toBe(200);
+  } finally {
+    await stopChild(lonely);
+  }
+}, 30_000);
