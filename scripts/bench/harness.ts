@@ -33,7 +33,7 @@ export interface BenchContext {
   /** A test key of an account whose rate limit is raised out of the way. */
   key: string;
   /** Extra accounts' keys, for cases that must not share a budget. */
-  newKey(): Promise<{ key: string; accountId: number }>;
+  newKey(): Promise<{ key: string; accountId: number; liveKey: string }>;
   /** JSON over HTTPS through the gateway, for setting up data. */
   api(method: string, path: string, body?: unknown, key?: string, port?: number): Promise<{ status: number; body: any }>;
   /** Runs SQL on the machine's Postgres with the search path of one service's schema. */
@@ -66,6 +66,8 @@ export interface LoadSpec {
   durationS?: number;
   /** Requests per second in total (autocannon overallRate), for a latency reading below saturation. */
   rate?: number;
+  /** Plain HTTP instead of HTTPS (the serving process's own listener). */
+  plainHttp?: boolean;
 }
 
 export interface CaseResult {
@@ -104,7 +106,7 @@ export async function load(ctx: BenchContext, name: string, spec: LoadSpec): Pro
   if (spec.key !== '') headers.authorization = `Basic ${spec.key ?? ctx.key}`;
   const before = Object.fromEntries(Object.entries(ctx.pids).map(([k, pid]) => [k, cpuMs(pid)]));
   const result = await autocannon({
-    url: `https://127.0.0.1:${spec.port}${spec.path}`,
+    url: `${spec.plainHttp ? 'http' : 'https'}://127.0.0.1:${spec.port}${spec.path}`,
     servername: 'localhost',
     method: spec.method ?? 'GET',
     headers,

@@ -122,10 +122,10 @@ export async function runBench(opts = optionsFromArgs()): Promise<{ results: Cas
       });
     const accounts = clientFor('accounts', AccountsClient);
     const newKey = async () => {
-      const a = await call<unknown, { account: { id: number }; testKey: string }>('accounts', accounts, 'createAccount', { name: 'bench', email: '', password: '', features: [] }, new Metadata());
+      const a = await call<unknown, { account: { id: number }; testKey: string; liveKey: string }>('accounts', accounts, 'createAccount', { name: 'bench', email: '', password: '', features: [] }, new Metadata());
       // The highest budget set-limits takes: the bench measures the limiter's cost, not its refusals.
       await call('accounts', accounts, 'setAccountLimits', { accountId: a.account.id, generalLimit: 1_000_000, reportingLimit: 1_000_000 }, new Metadata());
-      return { key: a.testKey, accountId: a.account.id };
+      return { key: a.testKey, accountId: a.account.id, liveKey: a.liveKey };
     };
     const prefix = info.env.DB_SCHEMA_PREFIX ?? '';
     const sql = async (service: string, text: string, params: unknown[] = []) => {
@@ -154,6 +154,7 @@ export async function runBench(opts = optionsFromArgs()): Promise<{ results: Cas
       'gateway (rate limiter off)': limiterOff.proc.pid!,
       accounts: platformPids.accounts,
       inventory: platformPids.inventory,
+      serving: platformPids.serving,
     };
 
     // Warm every process (TLS, JIT, pools) before anything is measured.

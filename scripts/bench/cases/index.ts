@@ -7,5 +7,6 @@ import { adItemCases } from './ad-items';
 import { costCases } from './costs';
 import { edgeCases } from './edge';
 import { listScaleCases } from './list-scale';
+import { servingCases } from './serving';
 
-export const CASES: BenchCase[] = [...adItemCases, ...edgeCases, ...costCases, ...listScaleCases];
+export const CASES: BenchCase[] = [...adItemCases, ...edgeCases, ...costCases, ...listScaleCases, ...servingCases];
