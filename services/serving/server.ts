@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { envInt, envStr } from '../shared/config';
+import { bindHost, envInt, envStr } from '../shared/config';
 import { errorFields, log, setLogComponent } from '../shared/log';
 import { startMetricsServer } from '../shared/metrics';
 import { stopTelemetry } from '../shared/telemetry';
@@ -9,7 +9,7 @@ import { createServeHandler } from './serve-app';
 import { ensureServingSecret, TokenSigner } from './tracking';
 
 /**
- * The serving process: the public ad paths on SERVING_PORT (default 8090, on SERVING_HOST), decision
+ * The serving process: the public ad paths on SERVING_PORT (default 8090, on SERVING_HOST, else BIND_HOST, else loopback), decision
  * data kept in memory from inventory's DecisionData stream, events to reporting. On SIGTERM/SIGINT it
  * stops accepting requests, lets those in flight finish and flushes every buffered event.
  */
@@ -23,7 +23,8 @@ export async function runServing(): Promise<void> {
   const signer = new TokenSigner(ensureServingSecret());
   const server = http.createServer({ keepAliveTimeout: 65_000 }, createServeHandler({ data, signer, events, ready: () => feed.synced }));
   const port = envInt('SERVING_PORT', 8090);
-  const host = envStr('SERVING_HOST', '127.0.0.1')!;
+  // Loopback under npm start (the gateway proxies); the chart sets BIND_HOST=0.0.0.0.
+  const host = envStr('SERVING_HOST') ?? bindHost();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
