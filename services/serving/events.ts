@@ -23,6 +23,8 @@ export const eventsDelivered = new Counter({ name: 'serving_events_delivered_tot
 export const eventsDropped = new Counter({ name: 'serving_events_dropped_total', help: 'Serving events dropped because the buffer was full', registers: [registry] });
 
 const BATCH = 500;
+/** Batches in flight at once. */
+export const PARALLEL = 4;
 
 export interface EventContext {
   visitor: string;
@@ -136,25 +138,36 @@ export class EventSink {
     return this.buffer.length;
   }
 
-  /** Sends what is buffered, batch by batch; a failed batch goes back to the front for the next try. */
+  /**
+   * Sends what is buffered, up to PARALLEL batches at a time (reporting dedupes, so order does not
+   * matter); a failed batch goes back to the front for the next try.
+   */
   flush(): Promise<void> {
     if (this.flushing) return this.flushing;
     this.flushing = (async () => {
       while (this.buffer.length) {
-        const batch = this.buffer.splice(0, BATCH);
-        try {
-          await this.transport.send(batch);
+        const batches: ServingEvent[][] = [];
+        while (this.buffer.length && batches.length < PARALLEL) batches.push(this.buffer.splice(0, BATCH));
+        eventsBuffered.set(this.buffer.length);
+        const results = await Promise.allSettled(batches.map((b) => this.transport.send(b)));
+        let failed: unknown;
+        results.forEach((r, i) => {
+          if (r.status === 'fulfilled') {
+            for (const e of batches[i]) eventsDelivered.inc({ kind: KIND_NAMES[e.kind as keyof typeof KIND_NAMES] ?? 'unknown' });
+          } else {
+            failed = r.reason;
+            this.buffer.unshift(...batches[i]);
+          }
+        });
+        eventsBuffered.set(this.buffer.length);
+        if (failed === undefined) {
           this.failures = 0;
-          for (const e of batch) eventsDelivered.inc({ kind: KIND_NAMES[e.kind as keyof typeof KIND_NAMES] ?? 'unknown' });
-        } catch (err) {
-          this.buffer.unshift(...batch);
-          if (this.failures++ % 50 === 0) log.warn('serving events could not be delivered; kept for retry', { transport: this.transport.name, pending: this.buffer.length, ...errorFields(err) });
-          // Back off before the next interval tick retries.
-          await new Promise((r) => setTimeout(r, Math.min(100 * this.failures, 2000)));
-          break;
-        } finally {
-          eventsBuffered.set(this.buffer.length);
+          continue;
         }
+        if (this.failures++ % 50 === 0) log.warn('serving events could not be delivered; kept for retry', { transport: this.transport.name, pending: this.buffer.length, ...errorFields(failed) });
+        // Back off before the next interval tick retries.
+        await new Promise((r) => setTimeout(r, Math.min(100 * this.failures, 2000)));
+        break;
       }
     })().finally(() => {
       this.flushing = undefined;
