@@ -138,3 +138,35 @@ test('a serving process without any snapshot yet is not ready (healthz 503) and 
     await stopChild(lonely);
   }
 }, 30_000);
+
+test('a graceful stop (SIGTERM) under load loses no event of an answered request', async () => {
+  const port = await freePort();
+  const serving = startChild('services/serving/main.js', { SERVING_PORT: String(port), METRICS_PORT: String(await freePort()) });
+  const base = `http://127.0.0.1:${port}`;
+  await within(15_000, async () => (await serveGet(base, '/healthz').catch(() => ({ status: 0 }))).status === 200, 100);
+  const answered = new Set<string>();
+  let running = true;
+  const worker = async () => {
+    while (running) {
+      const res = await serveGet(base, `/serve/json?account=${acct.id}&zone=${fx.zone.id}`).catch(() => undefined);
+      if (!res) return;
+      const t = res.body?.placements?.placement_1?.accupixel_url;
+      if (t) answered.add(JSON.parse(Buffer.from(decodeURIComponent(new URL(t).searchParams.get('t')!).split('.')[0], 'base64url').toString())[1]);
+    }
+  };
+  const workers = Array.from({ length: 8 }, worker);
+  await new Promise((r) => setTimeout(r, 1000));
+  const exited = new Promise<number | null>((r) => serving.once('exit', (code) => r(code)));
+  serving.kill('SIGTERM');
+  expect(await exited).toBe(0);
+  running = false;
+  await Promise.all(workers);
+  let missing: string[] = [];
+  await within(15_000, async () => {
+    const stored = new Set((await reportedEvents(info(), acct.id)).filter((e) => e.kind === 1).map((e) => e.decision));
+    missing = [...answered].filter((d) => !stored.has(d));
+    return missing.length === 0;
+  }, 500).catch(() => undefined);
+  expect(answered.size).toBeGreaterThan(100);
+  expect(missing).toEqual([]);
+}, 60_000);
