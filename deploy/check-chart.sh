@@ -104,8 +104,8 @@ refuse() {
   fi
 }
 
-# distinct_names FILE: every kind/name pair once, every name within 63 characters, and the
-# Deployments all differently named.
+# distinct_names FILE: every kind/name pair once, every name within 63 characters (a StatefulSet's
+# within 52), and the Deployments all differently named.
 distinct_names() {
   node -e '
     const { parseAllDocuments } = require("yaml");
@@ -115,6 +115,8 @@ distinct_names() {
       const key = `${o.kind}/${o.metadata.name}`;
       if (seen.has(key)) { console.log(`duplicate ${key}`); bad++; }
       if (o.metadata.name.length > 63) { console.log(`too long (${o.metadata.name.length}): ${key}`); bad++; }
+      // Pods of a StatefulSet carry controller-revision-hash=<name>-<hash>: the name must leave room.
+      if (o.kind === "StatefulSet" && o.metadata.name.length > 52) { console.log(`StatefulSet name over 52 characters: ${key}`); bad++; }
       seen.add(key);
     }
     const deployments = objs.filter((o) => o.kind === "Deployment");
@@ -159,9 +161,13 @@ long_release="${long_release:0:52}"
 check "helm template, 52-character release name (production set)" render "$out/long.rendered.yaml" "$long_release" -f "$chart/ci/production-values.yaml"
 check "distinct names under a 52-character release name" distinct_names "$out/long.rendered.yaml"
 rendered_all+=("$out/long.rendered.yaml")
+check "helm template, 52-character release name (default set: bundled PostgreSQL)" render "$out/long-default.rendered.yaml" "$long_release"
+check "distinct names under a 52-character release name (default set)" distinct_names "$out/long-default.rendered.yaml"
+rendered_all+=("$out/long-default.rendered.yaml")
 check "helm template again (external-url-values.yaml), for stability" render "$out/external-url-values.again.yaml" ad-serving -f "$chart/ci/external-url-values.yaml"
-check "rendered chart meets the production requirements (balancing, probes, secrets, migrations, network, serving)" \
-  node "$here/chart-assertions.mjs" "$out/production-values.rendered.yaml" "$out/external-url-values.rendered.yaml" "$out/external-url-values.again.yaml"
+check "rendered chart meets the production requirements (balancing, probes, secrets, migrations, network, serving, bundled database)" \
+  node "$here/chart-assertions.mjs" "$out/production-values.rendered.yaml" "$out/external-url-values.rendered.yaml" "$out/external-url-values.again.yaml" \
+  "$out/default.rendered.yaml" "$out/bundled-values.rendered.yaml"
 check "manifests valid against the Kubernetes schemas, unknown fields refused" node "$here/validate-manifests.mjs" "${rendered_all[@]}"
 if [[ -z "$cluster" ]]; then
   echo "skip  kubectl apply --dry-run=server (no API server reachable: set KUBECTL with a cluster context)"
@@ -169,8 +175,7 @@ fi
 
 refuse "refuses a misspelt key (schema)" "Additional property ingres is not allowed" --set gateway.ingres.enabled=true
 refuse "refuses an unknown database mode (schema)" "global.database.mode" --set global.database.mode=sqlite
-refuse "refuses embedded database with 2 replicas" "accounts.replicaCount > 1 needs" --set accounts.replicaCount=2
-refuse "refuses embedded database with an HPA" "needs global.database.mode=external" --set inventory.autoscaling.enabled=true
+refuse "refuses the removed embedded database mode (schema)" "global.database.mode" --set global.database.mode=embedded
 refuse "refuses external database without a URL or Secret" "needs global.database.url or" --set global.database.mode=external
 refuse "refuses the migrations Job without a DDL user" "migrations.enabled needs migrations.existingSecret" \
   --set global.database.mode=external --set global.database.url=postgres://u@db/ads

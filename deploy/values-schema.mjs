@@ -22,7 +22,7 @@ const FREE = new Set([
 ]);
 // Values whose default does not show every accepted type.
 const OVERRIDES = {
-  'global.database.mode': { type: 'string', enum: ['external', 'embedded'] },
+  'global.database.mode': { type: 'string', enum: ['external', 'bundled'] },
   'global.image.digest': { type: 'string', pattern: '^(sha256:[a-f0-9]{64})?$' },
   'global.image.tag': { type: 'string' },
   'global.trustedProxies': { type: ['array', 'string'], items: { type: 'string' } },

@@ -1,5 +1,5 @@
 {{/*
-Deployment, headless Service, HPA and (embedded database mode) PersistentVolumeClaim of one gRPC service.
+Deployment, headless Service and HPA of one gRPC service.
 The services differ only in name, entry point and values section, so each component file
 (accounts.yaml, inventory.yaml, ...) renders this with (dict "ctx" $ "component" "<name>").
 */}}
@@ -8,33 +8,7 @@ The services differ only in name, entry point and values section, so each compon
 {{- $component := .component }}
 {{- $values := index $ctx.Values $component }}
 {{- $global := $ctx.Values.global }}
-{{- $embedded := include "ad-serving.embeddedDatabase" $ctx }}
 {{- $name := include "ad-serving.componentName" . }}
-{{- $resources := $values.resources }}
-{{- if $embedded }}
-{{- $resources = mergeOverwrite (deepCopy $values.resources) $global.database.embedded.resources }}
-{{- end }}
-{{- if $embedded }}
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata:
-  name: {{ $name }}-data
-  labels:
-    {{- include "ad-serving.labels" . | nindent 4 }}
-  annotations:
-    # The embedded database outlives upgrades and uninstalls.
-    helm.sh/resource-policy: keep
-spec:
-  accessModes:
-    {{- toYaml $global.database.embedded.persistence.accessModes | nindent 4 }}
-  {{- with $global.database.embedded.persistence.storageClass }}
-  storageClassName: {{ . | quote }}
-  {{- end }}
-  resources:
-    requests:
-      storage: {{ $global.database.embedded.persistence.size }}
----
-{{- end }}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -46,11 +20,6 @@ spec:
   replicas: {{ $values.replicaCount }}
   {{- end }}
   revisionHistoryLimit: 5
-  {{- if $embedded }}
-  # One process owns the embedded database: never run the old and the new pod together.
-  strategy:
-    type: Recreate
-  {{- end }}
   selector:
     matchLabels:
       {{- include "ad-serving.selectorLabels" . | nindent 6 }}
@@ -123,7 +92,7 @@ spec:
           {{- . | nindent 10 }}
           {{- end }}
           resources:
-            {{- toYaml $resources | nindent 12 }}
+            {{- toYaml $values.resources | nindent 12 }}
           securityContext:
             {{- toYaml $global.securityContext | nindent 12 }}
           volumeMounts:
@@ -141,12 +110,7 @@ spec:
         - name: tmp
           emptyDir: {}
         - name: data
-          {{- if $embedded }}
-          persistentVolumeClaim:
-            claimName: {{ $name }}-data
-          {{- else }}
           emptyDir: {}
-          {{- end }}
         {{- with $values.extraVolumes }}
         {{- toYaml . | nindent 8 }}
         {{- end }}

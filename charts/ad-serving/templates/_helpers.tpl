@@ -94,20 +94,40 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 {{- end }}
 
-{{/* Secret created by the chart for DATABASE_URL / REDIS_URL given as plain values, and INTERNAL_TOKEN. */}}
+{{/* Secret created by the chart for DATABASE_URL / REDIS_URL given as plain values, the bundled PostgreSQL's password, and INTERNAL_TOKEN. */}}
 {{- define "ad-serving.secretName" -}}
 {{- printf "%s-env" (include "ad-serving.fullname" .) }}
 {{- end }}
 
-{{- define "ad-serving.embeddedDatabase" -}}
-{{- if eq .Values.global.database.mode "embedded" }}true{{ end }}
+{{- define "ad-serving.bundledDatabase" -}}
+{{- if eq .Values.global.database.mode "bundled" }}true{{ end }}
+{{- end }}
+
+{{/*
+Name of the bundled PostgreSQL's StatefulSet and headless Service. "-db", not "-postgres": a
+StatefulSet's name must stay within 52 characters (its pods carry a controller-revision-hash label
+of name + hash), and the release prefix may take 47.
+*/}}
+{{- define "ad-serving.postgresName" -}}
+{{- printf "%s-db" (include "ad-serving.fullname" .) }}
+{{- end }}
+
+{{/* Host of the bundled PostgreSQL (its pod, through the headless Service). */}}
+{{- define "ad-serving.postgresHost" -}}
+{{- printf "%s.%s.svc.%s" (include "ad-serving.postgresName" .) .Release.Namespace .Values.global.clusterDomain }}
+{{- end }}
+
+{{/* Image of the bundled PostgreSQL. */}}
+{{- define "ad-serving.postgresImage" -}}
+{{- $image := .Values.global.database.bundled.image }}
+{{- printf "%s:%s" $image.repository (toString $image.tag) }}
 {{- end }}
 
 {{/* True when the chart must create its Secret. */}}
 {{- define "ad-serving.createSecret" -}}
 {{- $db := .Values.global.database }}
 {{- $redis := .Values.global.redis }}
-{{- if or (and (eq $db.mode "external") (not $db.existingSecret) $db.url) (and (not $redis.existingSecret) $redis.url) (not .Values.global.internalToken.existingSecret) (and .Values.serving.enabled (not .Values.global.servingSecret.existingSecret)) }}true{{ end }}
+{{- if or (eq $db.mode "bundled") (and (eq $db.mode "external") (not $db.existingSecret) $db.url) (and (not $redis.existingSecret) $redis.url) (not .Values.global.internalToken.existingSecret) (and .Values.serving.enabled (not .Values.global.servingSecret.existingSecret)) }}true{{ end }}
 {{- end }}
 
 {{/*
@@ -115,21 +135,14 @@ Checks the values once; included by every component template so that any render 
 */}}
 {{- define "ad-serving.validate" -}}
 {{- $db := .Values.global.database }}
-{{- if not (has $db.mode (list "external" "embedded")) }}
-{{- fail (printf "global.database.mode must be \"external\" or \"embedded\", not %q" $db.mode) }}
+{{- if not (has $db.mode (list "external" "bundled")) }}
+{{- fail (printf "global.database.mode must be \"external\" or \"bundled\", not %q" $db.mode) }}
 {{- end }}
 {{- if and (eq $db.mode "external") (not $db.existingSecret) (not $db.url) }}
 {{- fail "global.database.mode=external needs global.database.url or global.database.existingSecret" }}
 {{- end }}
 {{- if and (include "ad-serving.migrationsJob" .) (not .Values.migrations.existingSecret) (not .Values.migrations.url) }}
 {{- fail "migrations.enabled needs migrations.existingSecret or migrations.url (a user allowed to run DDL); or set migrations.enabled=false to let the services migrate themselves" }}
-{{- end }}
-{{- if eq $db.mode "embedded" }}
-{{- range $component := splitList " " (include "ad-serving.grpcServices" .) }}
-{{- if or (gt (int (index $.Values $component).replicaCount) 1) (index $.Values $component).autoscaling.enabled }}
-{{- fail (printf "%s.replicaCount > 1 needs global.database.mode=external (an embedded database belongs to one process)" $component) }}
-{{- end }}
-{{- end }}
 {{- end }}
 {{- end }}
 
@@ -222,21 +235,19 @@ Environment shared by every component: (dict "ctx" $ "component" "accounts")
 {{- end }}
 {{- end }}
 
-{{/* DATABASE_URL of a gRPC service (external mode only). */}}
+{{/* DATABASE_URL of a gRPC service: the external server's, or the bundled PostgreSQL's (chart Secret). */}}
 {{- define "ad-serving.databaseEnv" -}}
 {{- $db := .Values.global.database }}
-{{- if eq $db.mode "external" }}
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:
-      {{- if $db.existingSecret }}
+      {{- if and (eq $db.mode "external") $db.existingSecret }}
       name: {{ $db.existingSecret }}
       key: {{ $db.existingSecretKey }}
       {{- else }}
       name: {{ include "ad-serving.secretName" . }}
       key: DATABASE_URL
       {{- end }}
-{{- end }}
 {{- end }}
 
 {{/*
@@ -247,19 +258,41 @@ under `helm template` or Argo CD, at every render), which would restart every po
 {{- define "ad-serving.checksumAnnotations" -}}
 {{- if include "ad-serving.createSecret" . }}
 {{- $g := .Values.global }}
-checksum/secret: {{ list $g.database.url $g.redis.url $g.internalToken $g.servingSecret | toJson | sha256sum }}
+checksum/secret: {{ list $g.database.mode $g.database.bundled.database $g.database.url $g.redis.url $g.internalToken $g.servingSecret | toJson | sha256sum }}
 {{- end }}
 {{- end }}
 
 {{/* Pod-level extras of a component: priority class and init containers. (dict "ctx" $ "component" "accounts") */}}
 {{- define "ad-serving.podExtras" -}}
-{{- $values := index .ctx.Values .component }}
+{{- $ctx := .ctx }}
+{{- $values := index $ctx.Values .component }}
 {{- with $values.priorityClassName }}
 priorityClassName: {{ . | quote }}
 {{- end }}
-{{- with $values.initContainers }}
+{{- $wait := and (include "ad-serving.bundledDatabase" $ctx) (has .component (splitList " " (include "ad-serving.grpcServices" $ctx))) }}
+{{- if or $wait $values.initContainers }}
 initContainers:
+  {{- if $wait }}
+  # The service migrates its schema at start: wait until the bundled PostgreSQL accepts connections.
+  - name: wait-for-postgres
+    image: {{ include "ad-serving.postgresImage" $ctx }}
+    imagePullPolicy: {{ $ctx.Values.global.database.bundled.image.pullPolicy }}
+    command: ["sh", "-c", "until pg_isready -q -h \"$PGHOST\" -p 5432; do echo waiting for $PGHOST; sleep 2; done"]
+    env:
+      - name: PGHOST
+        value: {{ include "ad-serving.postgresHost" $ctx | quote }}
+    resources:
+      requests:
+        cpu: 10m
+        memory: 16Mi
+      limits:
+        memory: 64Mi
+    securityContext:
+      {{- toYaml $ctx.Values.global.securityContext | nindent 6 }}
+  {{- end }}
+  {{- with $values.initContainers }}
   {{- toYaml . | nindent 2 }}
+  {{- end }}
 {{- end }}
 {{- end }}
 
