@@ -28,6 +28,7 @@ import { tenantFromMetadata } from '../shared/tenant';
 export const DECISION_KINDS = new Set([
   'standard_zone', 'email_zone', 'standard_campaign', 'image_ad_item', 'flash_ad_item', 'custom_html_ad_item', 'native_ad_item',
   'rich_media_ad_item', 'campaign_assignment', 'placement', 'schedule', 'image_creative', 'rich_media_creative', 'native_template',
+  'geo_target', 'day_parting', 'platform_target', 'postal_code_target', 'list_target', 'data_list', 'data_key_target', 'channel', 'channel_zone_assignment',
 ]);
 
 const CHANNEL_PREFIX = 'decision_changes_';
@@ -95,6 +96,18 @@ function pricing(cost: Json | undefined): { pricingModel: string; price: string 
   return { pricingModel: '', price: '' };
 }
 
+const obj = (v: Json | undefined): Record<string, Json> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, Json>) : {});
+const list = (v: Json | undefined): Json[] => (Array.isArray(v) ? v : []);
+const switches = (v: Json | undefined): Record<string, boolean> => Object.fromEntries(Object.entries(obj(v)).map(([k, x]) => [k, x === true]));
+
+/** A frequency cap in seconds: the period counts days, or hours with the unit extension; 0 without a cap. */
+function frequency(a: Record<string, Json>): { frequencyLimit: number; frequencyWindowSeconds: number } {
+  const limit = int(a.per_user_view_limit);
+  const period = int(a.per_user_view_period);
+  if (!limit || !period) return { frequencyLimit: 0, frequencyWindowSeconds: 0 };
+  return { frequencyLimit: limit, frequencyWindowSeconds: period * (a.per_user_view_period_unit === 'hours' ? 3600 : 86_400) };
+}
+
 /** The typed form of one stored resource, or undefined for kinds the serving path does not read. */
 export function toDecisionEntity(row: ResourceRow): DecisionEntity | undefined {
   const a = row.attributes ?? {};
@@ -111,6 +124,7 @@ export function toDecisionEntity(row: ResourceRow): DecisionEntity | undefined {
           publisher: refId(a.publisher),
           flexibleType: refId(a.flexible_type),
           refreshFrequency: int(a.refresh_frequency),
+          uniqueDelivery: a.unique_delivery === true,
         },
       };
     case 'standard_campaign':
@@ -158,10 +172,69 @@ export function toDecisionEntity(row: ResourceRow): DecisionEntity | undefined {
           active: a.active !== false,
           channel: int(a.channel),
           ...pricing(a.cost),
+          geoTarget: int(a.geo_target),
+          platformTarget: int(a.platform_target),
+          listTarget: int(a.list_target),
+          dataKeyTarget: int(a.data_key_target_id),
+          postalCodeTarget: int(a.postal_code_target),
+          keywords: str(a.keywords),
+          keywordsMatchMethod: str(a.keywords_match_method) || 'preferred',
+          ...frequency(a),
         },
       };
     case 'schedule':
-      return { ...base, schedule: { startDate: str(a.start_date), endDate: str(a.end_date) } };
+      return { ...base, schedule: { startDate: str(a.start_date), endDate: str(a.end_date), dayParting: int(a.day_parting_id), ...frequency(a) } };
+    case 'geo_target':
+      return {
+        ...base,
+        geoTarget: {
+          areas: list(a.areas).map((x) => ({ continent: str(obj(x).continent), country: str(obj(x).country), region: str(obj(x).region), city: str(obj(x).city) })),
+          inclusive: a.inclusive !== false,
+        },
+      };
+    case 'day_parting':
+      return {
+        ...base,
+        dayParting: {
+          ranges: Object.fromEntries(Object.entries(obj(a.ranges)).map(([day, r]) => [day, { ranges: list(r).map(str) }])),
+          useMemberTimezone: a.use_member_timezone === true,
+          timezone: str(a.timezone),
+        },
+      };
+    case 'platform_target': {
+      const browsers = obj(a.browser_targets);
+      const oses = obj(a.os_targets);
+      return {
+        ...base,
+        platformTarget: {
+          platform: str(a.platform) || 'any',
+          desktopBrowsers: switches(browsers.desktop),
+          mobileBrowsers: switches(browsers.mobile),
+          desktopOs: switches(oses.desktop),
+          mobileOs: switches(oses.mobile),
+          minScreenWidth: int(a.min_screen_width),
+          maxScreenWidth: int(a.max_screen_width),
+        },
+      };
+    }
+    case 'postal_code_target':
+      return {
+        ...base,
+        postalCodeTarget: {
+          locations: list(a.locations).map((l) => ({ country: str(obj(l).country), postalCodes: list(obj(l).postal_codes).map(str) })),
+          inclusive: a.inclusive !== false,
+        },
+      };
+    case 'list_target':
+      return { ...base, listTarget: { dataList: int(a.data_list), inclusive: a.inclusive !== false } };
+    case 'data_list':
+      return { ...base, dataList: { key: str(a.key) || 'list', values: list(a.values).map(str) } };
+    case 'data_key_target':
+      return { ...base, dataKeyTarget: { target: str(a.target) } };
+    case 'channel':
+      return { ...base, channel: {} };
+    case 'channel_zone_assignment':
+      return { ...base, channelZone: { channel: int(a.channel), zoneKind: refKind(a.zone), zone: refId(a.zone) } };
     case 'image_creative':
     case 'rich_media_creative':
       return { ...base, creative: { fileUrl: str(a.file_url) } };

@@ -9,6 +9,9 @@ import { serviceAddress } from '../shared/config';
 import { channelOptions } from '../shared/grpc/client';
 import { withInternalToken } from '../shared/internal-token';
 import { log } from '../shared/log';
+import { parseDataKeyLogic, type DataKeyLogic } from '../shared/targeting-rules';
+import { parseKeywords, type KeywordRule } from './targeting/keywords';
+import type { Targets } from './targeting/rules';
 
 /** One ad that may serve in a zone, with what its events must name. */
 export interface Candidate {
@@ -25,6 +28,14 @@ export interface Candidate {
   weight: number;
   pricingModel: string;
   price: string;
+}
+
+/** Why an ad of the zone's placements is not a candidate (the decision-debug answer lists these). */
+export interface Excluded {
+  placement: number;
+  adItem: number;
+  rule: string;
+  detail: string;
 }
 
 const AD_ITEM_KINDS = new Set(['image_ad_item', 'flash_ad_item', 'custom_html_ad_item', 'native_ad_item', 'rich_media_ad_item']);
@@ -45,6 +56,13 @@ export class DecisionData {
   private readonly entities = new Map<string, DecisionEntity>();
   private readonly placementsByZone = new Map<string, Set<number>>();
   private readonly assignmentsByCampaign = new Map<string, Set<number>>();
+  /** Channel zone assignments by zone, and placements by channel: a channel's placements serve in its zones. */
+  private readonly channelLinksByZone = new Map<string, Set<number>>();
+  private readonly placementsByChannel = new Map<string, Set<number>>();
+  /** Parsed forms of targets, kept with the entity they came from (an update replaces the entity). */
+  private readonly parsed = new WeakMap<DecisionEntity, KeywordRule | DataKeyLogic | ReadonlySet<string> | null>();
+  /** Whether any live target needs the requester's location (the GeoIP database is opened only then). */
+  needsGeo = false;
 
   get size(): number {
     return this.entities.size;
@@ -54,6 +72,8 @@ export class DecisionData {
     this.entities.clear();
     this.placementsByZone.clear();
     this.assignmentsByCampaign.clear();
+    this.channelLinksByZone.clear();
+    this.placementsByChannel.clear();
   }
 
   apply(update: Pick<DecisionDataUpdate, 'reset' | 'upserts' | 'removals'>): void {
@@ -73,9 +93,15 @@ export class DecisionData {
     }
   }
 
+  private indexAll(e: DecisionEntity, add: boolean): void {
+    if (e.placement?.zone) this.index(this.placementsByZone, key(e.account, e.placement.zoneKind, e.placement.zone), e.id, add);
+    if (e.placement?.channel) this.index(this.placementsByChannel, key(e.account, 'channel', e.placement.channel), e.id, add);
+    if (e.assignment) this.index(this.assignmentsByCampaign, key(e.account, 'standard_campaign', e.assignment.campaign), e.id, add);
+    if (e.channelZone) this.index(this.channelLinksByZone, key(e.account, e.channelZone.zoneKind, e.channelZone.zone), e.id, add);
+  }
+
   private unindex(e: DecisionEntity): void {
-    if (e.placement) this.index(this.placementsByZone, key(e.account, e.placement.zoneKind, e.placement.zone), e.id, false);
-    if (e.assignment) this.index(this.assignmentsByCampaign, key(e.account, 'standard_campaign', e.assignment.campaign), e.id, false);
+    this.indexAll(e, false);
   }
 
   upsert(e: DecisionEntity): void {
@@ -83,8 +109,8 @@ export class DecisionData {
     const old = this.entities.get(k);
     if (old) this.unindex(old);
     this.entities.set(k, e);
-    if (e.placement) this.index(this.placementsByZone, key(e.account, e.placement.zoneKind, e.placement.zone), e.id, true);
-    if (e.assignment) this.index(this.assignmentsByCampaign, key(e.account, 'standard_campaign', e.assignment.campaign), e.id, true);
+    this.indexAll(e, true);
+    if (e.geoTarget || e.postalCodeTarget || (e.dayParting && !e.dayParting.useMemberTimezone)) this.needsGeo = true;
   }
 
   remove(r: DecisionEntityRef): void {
@@ -99,6 +125,60 @@ export class DecisionData {
     return this.entities.get(key(account, kind, id));
   }
 
+  private parsedOf<T extends KeywordRule | DataKeyLogic | ReadonlySet<string> | null>(e: DecisionEntity, make: () => T): T {
+    if (!this.parsed.has(e)) this.parsed.set(e, make());
+    return this.parsed.get(e) as T;
+  }
+
+  targetingOf(c: Candidate): TargetingOf {
+    const placementEntity = this.get(c.account, 'placement', c.placement)!;
+    const p = placementEntity.placement!;
+    const schedule = this.get(c.account, 'schedule', p.schedule)?.schedule;
+    const t: Targets = { placement: c.placement };
+    // A target that names something no longer there (deleted meanwhile) is lifted, as inventory does.
+    const geo = p.geoTarget ? this.get(c.account, 'geo_target', p.geoTarget)?.geoTarget : undefined;
+    if (geo) t.geo = { areas: geo.areas, inclusive: geo.inclusive };
+    const dp = schedule?.dayParting ? this.get(c.account, 'day_parting', schedule.dayParting)?.dayParting : undefined;
+    if (dp) t.dayParting = { ranges: Object.fromEntries(Object.entries(dp.ranges).map(([d, r]) => [d, r.ranges])), use_member_timezone: dp.useMemberTimezone, timezone: dp.timezone || null };
+    const pt = p.platformTarget ? this.get(c.account, 'platform_target', p.platformTarget)?.platformTarget : undefined;
+    if (pt) {
+      const sw = (desktop: Record<string, boolean>, mobile: Record<string, boolean>) => (Object.keys(desktop).length || Object.keys(mobile).length ? { desktop, mobile } : null);
+      t.platform = {
+        platform: pt.platform,
+        browser_targets: sw(pt.desktopBrowsers, pt.mobileBrowsers),
+        os_targets: sw(pt.desktopOs, pt.mobileOs),
+        min_screen_width: pt.minScreenWidth || null,
+        max_screen_width: pt.maxScreenWidth || null,
+      };
+    }
+    if (p.keywords) {
+      t.keywords = this.parsedOf(placementEntity, () => parseKeywords(p.keywords) ?? null) ?? undefined;
+      t.keywordsMatch = (p.keywordsMatchMethod || 'preferred') as Targets['keywordsMatch'];
+    }
+    const postal = p.postalCodeTarget ? this.get(c.account, 'postal_code_target', p.postalCodeTarget)?.postalCodeTarget : undefined;
+    if (postal) t.postal = { inclusive: postal.inclusive, locations: postal.locations.map((l) => ({ country: l.country, postal_codes: l.postalCodes })) };
+    const lt = p.listTarget ? this.get(c.account, 'list_target', p.listTarget)?.listTarget : undefined;
+    const listEntity = lt?.dataList ? this.get(c.account, 'data_list', lt.dataList) : undefined;
+    if (lt && listEntity?.dataList) {
+      const values = this.parsedOf(listEntity, () => new Set(listEntity.dataList!.values) as ReadonlySet<string>);
+      t.list = { inclusive: lt.inclusive, key: listEntity.dataList.key, values: values ?? new Set() };
+    }
+    const dkEntity = p.dataKeyTarget ? this.get(c.account, 'data_key_target', p.dataKeyTarget) : undefined;
+    if (dkEntity?.dataKeyTarget) {
+      const logic = this.parsedOf(dkEntity, () => {
+        const parsed = parseDataKeyLogic(dkEntity.dataKeyTarget!.target);
+        return 'error' in parsed ? null : parsed.logic;
+      });
+      // Logic that no longer parses matches nothing rather than everything.
+      t.dataKey = logic ?? { all: true, terms: [{ key: '\u0000', op: '=', value: '' }] };
+    }
+    const limit = p.frequencyLimit || schedule?.frequencyLimit || 0;
+    const window = p.frequencyLimit ? p.frequencyWindowSeconds : schedule?.frequencyWindowSeconds ?? 0;
+    if (limit && window) t.frequencyLimit = limit;
+    const zone = this.zone(c.account, c.zone)?.zone;
+    return { targets: t, frequencyWindowSeconds: limit ? window : 0, uniqueDelivery: !!zone?.uniqueDelivery };
+  }
+
   /** The zone a request names: a standard zone, else an email zone of that id. */
   zone(account: number, id: number): DecisionEntity | undefined {
     return this.get(account, 'standard_zone', id) ?? this.get(account, 'email_zone', id);
@@ -109,12 +189,18 @@ export class DecisionData {
    * ad item or the active assignments of their campaign, sized for the zone (and `size` when given).
    * Archived or deleted resources (owners' archives cascade into them) are absent from memory.
    */
-  eligible(account: number, zoneId: number, size: { width: number; height: number } | undefined, now = Date.now()): Candidate[] {
+  eligible(account: number, zoneId: number, size: { width: number; height: number } | undefined, now = Date.now(), explain?: (e: Excluded) => void): Candidate[] {
     const zone = this.zone(account, zoneId);
     if (!zone?.zone) return [];
     const out: Candidate[] = [];
-    const placements = this.placementsByZone.get(key(account, zone.kind, zoneId));
-    if (!placements) return out;
+    // The zone's own placements, and those of every channel (not archived) the zone is assigned to.
+    const placements = new Set(this.placementsByZone.get(key(account, zone.kind, zoneId)) ?? []);
+    for (const linkId of this.channelLinksByZone.get(key(account, zone.kind, zoneId)) ?? []) {
+      const channel = this.get(account, 'channel_zone_assignment', linkId)?.channelZone?.channel ?? 0;
+      if (!this.get(account, 'channel', channel)) continue;
+      for (const pid of this.placementsByChannel.get(key(account, 'channel', channel)) ?? []) placements.add(pid);
+    }
+    const skip = (placement: number, adItem: number, rule: string, detail: string) => explain?.({ placement, adItem, rule, detail });
     const fits = (item: DecisionEntity, campaign?: DecisionEntity): boolean => {
       const ad = item.adItem!;
       const z = zone.zone!;
@@ -126,25 +212,42 @@ export class DecisionData {
     };
     for (const pid of placements) {
       const p = this.get(account, 'placement', pid)?.placement;
-      if (!p?.active) continue;
+      if (!p) continue;
+      if (!p.active) {
+        skip(pid, 0, 'paused', 'the placement is not active');
+        continue;
+      }
       const sched = this.get(account, 'schedule', p.schedule)?.schedule;
       if (!sched) continue;
       const start = scheduleTime(sched.startDate);
       const end = scheduleTime(sched.endDate);
-      if ((!Number.isNaN(start) && now < start) || (!Number.isNaN(end) && now > end)) continue;
+      if ((!Number.isNaN(start) && now < start) || (!Number.isNaN(end) && now > end)) {
+        skip(pid, 0, 'schedule', `runs ${sched.startDate || 'from the start'} to ${sched.endDate || 'forever'} (UTC)`);
+        continue;
+      }
       const common = { account, zone: zoneId, publisher: zone.zone.publisher, placement: pid, channel: p.channel, pricingModel: p.pricingModel, price: p.price };
       if (AD_ITEM_KINDS.has(p.advertisementKind)) {
         const item = this.get(account, p.advertisementKind, p.advertisement);
-        if (!item?.adItem || !fits(item)) continue;
+        if (!item?.adItem || !fits(item)) {
+          if (item?.adItem) skip(pid, item.id, 'size', `${item.adItem.width}x${item.adItem.height} does not fit the zone or the requested size`);
+          continue;
+        }
         out.push({ ...common, assignment: 0, campaign: 0, advertiser: item.adItem.advertiser, adItem: item.id, adItemKind: item.kind, weight: p.weight });
       } else if (p.advertisementKind === 'standard_campaign') {
         const campaign = this.get(account, 'standard_campaign', p.advertisement);
         if (!campaign?.campaign) continue;
         for (const aid of this.assignmentsByCampaign.get(key(account, 'standard_campaign', campaign.id)) ?? []) {
           const a = this.get(account, 'campaign_assignment', aid)?.assignment;
-          if (!a?.active) continue;
+          if (!a) continue;
+          if (!a.active) {
+            skip(pid, a.adItem, 'paused', `campaign assignment ${aid} is paused`);
+            continue;
+          }
           const item = this.get(account, a.adItemKind, a.adItem);
-          if (!item?.adItem || !fits(item, campaign)) continue;
+          if (!item?.adItem || !fits(item, campaign)) {
+            if (item?.adItem) skip(pid, item.id, 'size', `${item.adItem.width}x${item.adItem.height} does not fit the zone or the requested size`);
+            continue;
+          }
           out.push({
             ...common,
             assignment: aid,
@@ -159,6 +262,18 @@ export class DecisionData {
     }
     return out;
   }
+}
+
+export interface TargetingOf {
+  targets: Targets;
+  /** Frequency window of the cap (seconds), to count a view when the ad is shown. */
+  frequencyWindowSeconds: number;
+  uniqueDelivery: boolean;
+}
+
+/** The targeting rules a candidate's placement names, resolved from the targets in memory. */
+export function targetingOf(data: DecisionData, c: Candidate): TargetingOf {
+  return data.targetingOf(c);
 }
 
 /** Weighted random pick: each candidate's chance is its weight over the sum of weights. */

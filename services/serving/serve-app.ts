@@ -10,7 +10,12 @@ import { internalToken, withInternalToken } from '../shared/internal-token';
 import { errorFields, log } from '../shared/log';
 import { httpLatency, httpRequests } from '../shared/metrics';
 import { renderTemplate } from '../shared/native-template';
-import { AD_ITEM_KINDS, dataFrom, pickWeighted, type Candidate, type DecisionData } from './decision-store';
+import { AD_ITEM_KINDS, dataFrom, pickWeighted, type Candidate, type DecisionData, type Excluded } from './decision-store';
+import { countView, decodeFrequencyCookie, encodeFrequencyCookie, FREQUENCY_COOKIE, liveEntries, type FreqEntry } from './targeting/frequency';
+import type { GeoDatabase } from './targeting/geo';
+import { platformOf } from './targeting/platform';
+import { judge, type RequestFacts } from './targeting/rules';
+import type { PageMemory } from './targeting/unique-delivery';
 import { decisionEvent, type EventContext, type EventSink } from './events';
 import { newDecisionId, type Decision, type TokenSigner } from './tracking';
 
@@ -43,6 +48,10 @@ export interface ServeDeps {
   events: EventSink;
   /** Whether a first snapshot of decision data has arrived (readiness). */
   ready(): boolean;
+  geo: GeoDatabase;
+  pages: PageMemory;
+  /** Signs the frequency-cap cookie. */
+  secret: string;
 }
 
 interface ServeRequest {
@@ -53,6 +62,90 @@ interface ServeRequest {
   rf: boolean;
   click: string;
   extra: string;
+  /** Targeting inputs a server-side caller may give for its visitor (else read from the request). */
+  ip: string;
+  ua: string;
+  screenWidth?: number;
+  keywords: string[];
+  /** `_abdk` / `_abdk_json` key-value pairs. */
+  data: Record<string, string>;
+  /** The reference's `user_freq` (server-side callers keep frequency data themselves). */
+  userFreq?: unknown;
+  /** The page view (`pid`) whose zones share unique delivery. */
+  pid: string;
+  debug: boolean;
+}
+
+const MAX_KEYWORDS = 100;
+
+/** `kw`: a comma-separated string or (JSON body) an array of strings. */
+function keywordsOf(raw: unknown): string[] {
+  if (raw === null || raw === undefined || raw === '') return [];
+  const list = Array.isArray(raw) ? raw.map(String) : String(raw).split(',');
+  if (list.length > MAX_KEYWORDS || list.some((k) => k.length > 255)) throw invalid('kw', `'kw' takes at most ${MAX_KEYWORDS} keywords of at most 255 characters.`);
+  return list.map((k) => k.trim()).filter(Boolean);
+}
+
+/** `_abdk_json` (an object, or its JSON text) and `_abdk` (`key:value,key:value`, or JSON text). */
+function dataKeysOf(json: unknown, plain: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  const take = (obj: unknown, name: string) => {
+    if (typeof obj === 'string') {
+      try {
+        obj = JSON.parse(obj);
+      } catch {
+        throw invalid(name, `'${name}' must be a JSON object of data keys and their values.`);
+      }
+    }
+    if (!obj || typeof obj !== 'object' || Array.isArray(obj)) throw invalid(name, `'${name}' must be a JSON object of data keys and their values.`);
+    for (const [k, v] of Object.entries(obj as Record<string, unknown>)) if (v !== null && typeof v !== 'object') out[k.slice(0, 64)] = String(v).slice(0, 255);
+  };
+  if (plain !== null && plain !== undefined && plain !== '') {
+    const text = String(plain);
+    if (text.trim().startsWith('{')) take(text, '_abdk');
+    else {
+      for (const pair of text.split(',')) {
+        const sep = pair.search(/[:=]/);
+        if (sep > 0) out[pair.slice(0, sep).trim().slice(0, 64)] = pair.slice(sep + 1).trim().slice(0, 255);
+      }
+    }
+  }
+  if (json !== null && json !== undefined && json !== '') take(json, '_abdk_json');
+  return out;
+}
+
+function userFreqOf(raw: unknown): unknown {
+  if (raw === null || raw === undefined || raw === '') return undefined;
+  if (typeof raw !== 'string') return raw;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw invalid('user_freq', `'user_freq' must be a JSON array of {placement_id, start, expiry, views}.`);
+  }
+}
+
+function screenWidthOf(raw: unknown): number | undefined {
+  if (raw === null || raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 100_000) throw invalid('sw', `'sw' (screen width) must be a whole number of pixels.`);
+  return n;
+}
+
+/** Targeting inputs shared by every request form. */
+function targetingInputs(get: (n: string) => unknown) {
+  const ip = get('ip');
+  const ua = get('ua');
+  const pid = get('pid');
+  return {
+    ip: ip === null || ip === undefined ? '' : macro(ip, 'ip').slice(0, 64),
+    ua: ua === null || ua === undefined ? '' : macro(ua, 'ua').slice(0, 512),
+    screenWidth: screenWidthOf(get('sw')),
+    keywords: keywordsOf(get('kw')),
+    data: dataKeysOf(get('_abdk_json'), get('_abdk')),
+    userFreq: userFreqOf(get('user_freq')),
+    pid: pid === null || pid === undefined ? '' : macro(pid, 'pid').slice(0, 64),
+    debug: ['1', 'true', true, 1].includes(get('debug') as never),
+  };
 }
 
 /** `;ID=1;setID=2;type=json` (after /adserve/) merged with the query string; the query wins. */
@@ -112,6 +205,7 @@ function serveRequest(p: URLSearchParams | Record<string, unknown>): ServeReques
     rf: rf === 1 || rf === '1' || rf === true,
     click: macro(get('click'), 'click'),
     extra: macro(get('extra'), 'extra'),
+    ...targetingInputs(get),
   };
 }
 
@@ -125,6 +219,7 @@ function tagRequest(q: URLSearchParams): ServeRequest {
     rf: q.get('rf') === '1',
     click: macro(q.get('click'), 'click'),
     extra: macro(q.get('extra'), 'extra'),
+    ...targetingInputs((n) => q.get(n)),
   };
 }
 
@@ -267,12 +362,70 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     res.setHeader('Set-Cookie', [...list, `${cookie}; Path=/; HttpOnly; ${secure ? 'SameSite=None; Secure' : 'SameSite=Lax'}`]);
   }
 
-  function decide(data: DecisionData, r: ServeRequest, base: string, test: boolean, filter?: (x: Rendered) => boolean): Rendered | undefined {
-    const candidates = data.eligible(r.account, r.zone, r.size);
+  /** What the request tells about its visitor, for the targeting rules. */
+  function factsOf(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, now: Date): RequestFacts {
+    if (data.needsGeo && !deps.geo.loaded) void deps.geo.load();
+    const nowSeconds = Math.floor(now.getTime() / 1000);
+    return {
+      now,
+      geo: deps.geo.lookup(r.ip || clientIp(req)),
+      platform: platformOf(r.ua || String(req.headers['user-agent'] ?? '')),
+      screenWidth: r.screenWidth,
+      keywords: r.keywords,
+      data: r.data,
+      frequency: r.userFreq !== undefined ? liveEntries(r.userFreq, nowSeconds) : decodeFrequencyCookie(cookies(req)[FREQUENCY_COOKIE], deps.secret, nowSeconds),
+      // Accounts have no time zone setting yet: day-parting "in the account's zone" reads UTC.
+      accountTimezone: 'UTC',
+    };
+  }
+
+  /**
+   * The candidates the targeting rules let through, for this request: every rule of each placement,
+   * then unique delivery on the page; keyword "preferred" matches are served ahead of the rest.
+   */
+  async function targeted(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, explain?: (e: Excluded) => void): Promise<Candidate[]> {
+    const now = new Date();
+    const candidates = data.eligible(r.account, r.zone, r.size, now.getTime(), explain);
+    if (!candidates.length) return candidates;
+    const facts = factsOf(data, r, req, now);
+    const page = r.pid && candidates.some((c) => data.targetingOf(c).uniqueDelivery) ? await deps.pages.served(r.account, r.pid).catch(() => undefined) : undefined;
+    const allowed: Candidate[] = [];
+    const preferred: Candidate[] = [];
+    for (const c of candidates) {
+      const t = data.targetingOf(c);
+      const verdict = judge(t.targets, facts);
+      if (!verdict.ok) {
+        explain?.({ placement: c.placement, adItem: c.adItem, rule: verdict.rule, detail: verdict.detail });
+        continue;
+      }
+      if (page && t.uniqueDelivery && page.adItems.has(c.adItem)) {
+        explain?.({ placement: c.placement, adItem: c.adItem, rule: 'unique_delivery', detail: `already shown on page ${r.pid}` });
+        continue;
+      }
+      allowed.push(c);
+      if (verdict.preferred) preferred.push(c);
+    }
+    return preferred.length ? preferred : allowed;
+  }
+
+  async function decide(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, base: string, test: boolean, filter?: (x: Rendered) => boolean): Promise<Rendered | undefined> {
+    const candidates = await targeted(data, r, req);
     // Pick among those that can render in this form; the weights keep their proportions.
     const pool = filter ? candidates.filter((c) => { const x = render(data, deps.signer, c, r, base, test); return !!x && filter(x); }) : candidates;
     const chosen = pickWeighted(pool);
-    return chosen ? render(data, deps.signer, chosen, r, base, test) : undefined;
+    if (!chosen) return undefined;
+    if (r.pid && !test && data.targetingOf(chosen).uniqueDelivery) await deps.pages.remember(r.account, r.pid, chosen.adItem, chosen.campaign).catch(() => undefined);
+    return render(data, deps.signer, chosen, r, base, test);
+  }
+
+  /** Counts a view of the decision's placement in the visitor's frequency cookie, when its placement caps views. */
+  function countFrequency(data: DecisionData, d: Decision, req: http.IncomingMessage, res: http.ServerResponse): void {
+    if (d.test || !d.placement || !data.get(d.account, 'placement', d.placement)) return;
+    const window = data.targetingOf(d as Candidate).frequencyWindowSeconds;
+    if (!window) return;
+    const now = Math.floor(Date.now() / 1000);
+    const entries: Map<number, FreqEntry> = decodeFrequencyCookie(cookies(req)[FREQUENCY_COOKIE], deps.secret, now);
+    appendCookie(req, res, `${FREQUENCY_COOKIE}=${encodeFrequencyCookie(countView(entries, d.placement, window, now), deps.secret)}; Max-Age=${window}`);
   }
 
   function record(kind: EventKind.RESPONSE | EventKind.IMPRESSION | EventKind.CLICK, d: Decision, ctx: EventContext): void {
@@ -280,7 +433,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
   }
 
   /** The JSON answer of /adserve, /serve/json and /v2/adserve. */
-  function adserveJson(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, res: http.ServerResponse, test: boolean): Record<string, unknown> {
+  async function adserveJson(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, res: http.ServerResponse, test: boolean): Promise<Record<string, unknown>> {
     const base = baseUrl(req);
     const zone = data.zone(r.account, r.zone);
     const refresh = zone?.zone?.refreshFrequency ?? 0;
@@ -288,7 +441,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     const extraFlag = test ? { test: true } : {};
     if (r.type === 'jsonr') {
       // Most eligible first: by weight, ties in random order. A ranking records no response.
-      const ranked = data.eligible(r.account, r.zone, r.size).map((c) => ({ c, k: Math.random() })).sort((a, b) => b.c.weight - a.c.weight || a.k - b.k);
+      const ranked = (await targeted(data, r, req)).map((c) => ({ c, k: Math.random() })).sort((a, b) => b.c.weight - a.c.weight || a.k - b.k);
       const placements: Record<string, Record<string, string>> = {};
       let n = 0;
       for (const { c } of ranked) {
@@ -297,7 +450,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
       }
       return n ? { status: 'SUCCESS', placements, ...extraFlag } : { status: 'NO_ADS', ...extraFlag };
     }
-    const x = decide(data, r, base, test);
+    const x = await decide(data, r, req, base, test);
     if (!x) return { status: 'NO_ADS', ...extraFlag };
     record(EventKind.RESPONSE, x.decision, context(req, res));
     return { status: 'SUCCESS', placements: { placement_1: placementJson(x, r, refresh, base, q) }, ...extraFlag };
@@ -340,7 +493,19 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     const r = serveRequest(params);
     if (r.account !== account) throw invalid('ID', `'ID' must be the id of the account your key belongs to (${account}).`);
     const data = mode === 'test' ? await testData(account) : deps.data.current;
-    sendJson(res, 200, adserveJson(data, r, req, res, mode === 'test'));
+    if (r.debug) {
+      // Decision debug for the account's own key: every ad of the zone and the rule that excluded it.
+      const excluded: Excluded[] = [];
+      const eligible = await targeted(data, r, req, (e) => excluded.push(e));
+      return sendJson(res, 200, {
+        object: 'decision_debug',
+        zone: r.zone,
+        test: mode === 'test',
+        eligible: eligible.map((c) => ({ placement: c.placement, ad_item: c.adItem, ad_item_type: c.adItemKind, campaign: c.campaign || null, weight: c.weight })),
+        excluded: excluded.map((e) => ({ placement: e.placement, ad_item: e.adItem || null, rule: e.rule, detail: e.detail })),
+      });
+    }
+    sendJson(res, 200, await adserveJson(data, r, req, res, mode === 'test'));
   }
 
   function conversion(req: http.IncomingMessage, res: http.ServerResponse, q: URLSearchParams): void {
@@ -372,7 +537,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     sendGif(res);
   }
 
-  function click(req: http.IncomingMessage, res: http.ServerResponse, q: URLSearchParams): void {
+  async function click(req: http.IncomingMessage, res: http.ServerResponse, q: URLSearchParams): Promise<void> {
     let d: Decision | undefined;
     if (q.has('t')) {
       d = deps.signer.verify(q.get('t') ?? '');
@@ -384,7 +549,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
       if (shown && shown.account === r.account && shown.zone === r.zone) d = shown;
       else {
         // Nothing shown here before: follow an eligible ad without counting a click nobody saw.
-        const x = decide(deps.data.current, r, baseUrl(req), false, (y) => !!y.item.adItem?.location);
+        const x = await decide(deps.data.current, r, req, baseUrl(req), false, (y) => !!y.item.adItem?.location);
         return redirectTo(res, x ? destination(x.item.adItem!.location, r.extra) : '');
       }
     }
@@ -398,18 +563,22 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
   function beacon(res: http.ServerResponse, req: http.IncomingMessage, q: URLSearchParams, count: boolean): void {
     const d = deps.signer.verify(q.get('t') ?? '');
     if (!d) throw new HttpError(400, 'invalid_request_error', 'This tracking link is not valid: it was altered or not made by this ad server.');
-    if (count) record(EventKind.IMPRESSION, d, context(req, res));
+    if (count) {
+      record(EventKind.IMPRESSION, d, context(req, res));
+      countFrequency(deps.data.current, d, req, res);
+    }
     sendGif(res);
   }
 
   /** iframe, js and image forms: the served document is the impression. */
-  function documentForm(form: 'iframe' | 'js' | 'image', req: http.IncomingMessage, res: http.ServerResponse, q: URLSearchParams): void {
+  async function documentForm(form: 'iframe' | 'js' | 'image', req: http.IncomingMessage, res: http.ServerResponse, q: URLSearchParams): Promise<void> {
     const r = tagRequest(q);
-    const x = decide(deps.data.current, r, baseUrl(req), false, form === 'image' ? (y) => !!y.imageUrl : undefined);
+    const x = await decide(deps.data.current, r, req, baseUrl(req), false, form === 'image' ? (y) => !!y.imageUrl : undefined);
     if (x) {
       const ctx = context(req, res);
       record(EventKind.RESPONSE, x.decision, ctx);
       record(EventKind.IMPRESSION, x.decision, ctx);
+      countFrequency(deps.data.current, x.decision, req, res);
     }
     if (form === 'image') {
       if (!x) return sendGif(res);
@@ -447,19 +616,19 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     if (p === '/adserve' || p.startsWith('/adserve/') || p === '/serve/json') res.setHeader('Access-Control-Allow-Origin', '*');
     if (p === '/adserve' || p.startsWith('/adserve/')) {
       getOnly();
-      sendJson(res, 200, adserveJson(deps.data.current, serveRequest(adserveParams(p, url.searchParams)), req, res, false));
+      sendJson(res, 200, await adserveJson(deps.data.current, serveRequest(adserveParams(p, url.searchParams)), req, res, false));
       return 'adserve';
     }
     switch (p) {
       case '/serve/json':
         getOnly();
-        sendJson(res, 200, adserveJson(deps.data.current, tagRequest(url.searchParams), req, res, false));
+        sendJson(res, 200, await adserveJson(deps.data.current, tagRequest(url.searchParams), req, res, false));
         return 'serve-json';
       case '/serve/iframe':
       case '/serve/js':
       case '/serve/image':
         getOnly();
-        documentForm(p.slice(7) as 'iframe' | 'js' | 'image', req, res, url.searchParams);
+        await documentForm(p.slice(7) as 'iframe' | 'js' | 'image', req, res, url.searchParams);
         return p.slice(1);
       case '/serve/async.js':
         getOnly();
@@ -468,7 +637,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
         return 'serve-async';
       case '/serve/click':
         getOnly();
-        click(req, res, url.searchParams);
+        await click(req, res, url.searchParams);
         return 'serve-click';
       case '/serve/imp':
         getOnly();

@@ -1,10 +1,13 @@
 import http from 'node:http';
+import Redis from 'ioredis';
 import { bindHost, envInt, envStr } from '../shared/config';
 import { errorFields, log, setLogComponent } from '../shared/log';
 import { startMetricsServer } from '../shared/metrics';
 import { stopTelemetry } from '../shared/telemetry';
 import { DecisionData, DecisionFeed } from './decision-store';
 import { EventSink } from './events';
+import { GeoDatabase } from './targeting/geo';
+import { LocalPageMemory, RedisPageMemory, type PageMemory } from './targeting/unique-delivery';
 import { createServeHandler } from './serve-app';
 import { ensureServingSecret, TokenSigner } from './tracking';
 
@@ -20,8 +23,21 @@ export async function runServing(): Promise<void> {
   const feed = new DecisionFeed(data);
   feed.start();
   const events = new EventSink();
-  const signer = new TokenSigner(ensureServingSecret());
-  const server = http.createServer({ keepAliveTimeout: 65_000 }, createServeHandler({ data, signer, events, ready: () => feed.synced }));
+  const secret = ensureServingSecret();
+  const signer = new TokenSigner(secret);
+  // Unique delivery remembers what a page was shown: in Redis when replicas share one, else in process.
+  const redisUrl = envStr('REDIS_URL');
+  let pagesRedis: Redis | undefined;
+  let pages: PageMemory = new LocalPageMemory();
+  if (redisUrl) {
+    pagesRedis = new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
+    pagesRedis.on('error', (err) => log.warn('serving page memory: Redis error', errorFields(err)));
+    pages = new RedisPageMemory(pagesRedis, envStr('REDIS_KEY_PREFIX', 'adserver:')!);
+  }
+  const server = http.createServer(
+    { keepAliveTimeout: 65_000 },
+    createServeHandler({ data, signer, events, ready: () => feed.synced, geo: new GeoDatabase(), pages, secret: `frequency:${secret}` }),
+  );
   const port = envInt('SERVING_PORT', 8090);
   // Loopback under npm start (the gateway proxies); the chart sets BIND_HOST=0.0.0.0.
   const host = envStr('SERVING_HOST') ?? bindHost();
@@ -42,6 +58,7 @@ export async function runServing(): Promise<void> {
     server.closeAllConnections();
     feed.stop();
     const left = await events.close();
+    await pagesRedis?.quit().catch(() => undefined);
     metrics.close();
     await stopTelemetry();
     log.info('stopped', { undelivered_events: left });
