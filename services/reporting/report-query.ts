@@ -13,6 +13,8 @@ const ENTITY_COLUMN: Record<string, string | undefined> = {
   zone: 'zone_id',
   campaign: 'campaign_id',
   'ad-item': 'ad_item_id',
+  // Placements on a channel record it with every event.
+  channel: 'channel_id',
 };
 
 export interface ParsedReport {

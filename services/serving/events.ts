@@ -31,6 +31,10 @@ export interface EventContext {
   ip: string;
   userAgent: string;
   referrer: string;
+  /** Where the visitor is, when the GeoIP database is open (geo targets in use, or GEOIP_PRELOAD). */
+  country?: string;
+  region?: string;
+  city?: string;
 }
 
 export const KIND_NAMES: Record<EventKind.RESPONSE | EventKind.IMPRESSION | EventKind.CLICK | EventKind.CONVERSION, string> = {
@@ -60,6 +64,9 @@ export function decisionEvent(kind: keyof typeof KIND_NAMES, d: Partial<Decision
     ip: ctx.ip,
     userAgent: ctx.userAgent.slice(0, 512),
     referrer: ctx.referrer.slice(0, 2048),
+    country: ctx.country ?? '',
+    region: (ctx.region ?? '').slice(0, 128),
+    city: (ctx.city ?? '').slice(0, 128),
     pricingModel: d.pricingModel ?? '',
     price: d.price ?? '',
     currency: d.pricingModel ? 'USD' : '',

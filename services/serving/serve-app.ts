@@ -346,7 +346,11 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
       uid = crypto.randomBytes(16).toString('base64url');
       appendCookie(req, res, `adsrv_uid=${uid}; Max-Age=31536000`);
     }
+    const where = deps.geo.lookup(clientIp(req));
     return {
+      country: where?.country,
+      region: where?.region,
+      city: where?.city,
       visitor: deps.signer.visitor(uid),
       ip: clientIp(req),
       userAgent: String(req.headers['user-agent'] ?? ''),

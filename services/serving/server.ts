@@ -34,9 +34,12 @@ export async function runServing(): Promise<void> {
     pagesRedis.on('error', (err) => log.warn('serving page memory: Redis error', errorFields(err)));
     pages = new RedisPageMemory(pagesRedis, envStr('REDIS_KEY_PREFIX', 'adserver:')!);
   }
+  // Opened when a geo rule first needs it, or at start with GEOIP_PRELOAD=1 (then every event carries a country).
+  const geo = new GeoDatabase();
+  if (envStr('GEOIP_PRELOAD') === '1') void geo.load();
   const server = http.createServer(
     { keepAliveTimeout: 65_000 },
-    createServeHandler({ data, signer, events, ready: () => feed.synced, geo: new GeoDatabase(), pages, secret: `frequency:${secret}` }),
+    createServeHandler({ data, signer, events, ready: () => feed.synced, geo, pages, secret: `frequency:${secret}` }),
   );
   const port = envInt('SERVING_PORT', 8090);
   // Loopback under npm start (the gateway proxies); the chart sets BIND_HOST=0.0.0.0.

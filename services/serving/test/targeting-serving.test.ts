@@ -184,6 +184,17 @@ test('channels: a placement on a channel serves in every zone assigned to it, an
   const { item } = await placed({ channel: channel.id });
   await within(5000, async () => (await served(assigned)) === String(item));
   expect((await adserve(other)).body.status).toBe('NO_ADS');
+  // The channel report counts its responses (and require/exclude_channel_stats select them).
+  for (let i = 0; i < 3; i++) expect(await served(assigned)).toBe(String(item));
+  await within(10_000, async () => {
+    const report = await api.get('/v2/reports?type=channel&period=day&preset=today&summary=true');
+    const row = report.body.data?.find((d: any) => d.id === channel.id);
+    return report.status === 200 && row?.summary?.responses >= 4;
+  }, 500);
+  const excluded = await api.get('/v2/reports?type=overview&period=day&preset=today&exclude_channel_stats=true');
+  const required = await api.get('/v2/reports?type=overview&period=day&preset=today&require_channel_stats=true');
+  expect(required.body.data[0].summary.responses).toBeGreaterThanOrEqual(4);
+  expect(excluded.status).toBe(200);
   // Archiving the channel stops it.
   expect((await api.get(`/v2/channels/${channel.id}/archive`)).status).toBe(200);
   await within(5000, async () => (await adserve(assigned)).body.status === 'NO_ADS');
