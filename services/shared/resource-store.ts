@@ -13,7 +13,7 @@ import { findKind, getKind, referencesTo, type Json, type ParameterError, type R
 import { validateInput } from './catalog/validate';
 import type { Database, Migration } from './db';
 import { formatTimestamp } from './db';
-import { fail, ServiceError } from './errors';
+import { fail } from './errors';
 import { resourcesApi } from './grpc/resources-api';
 import { implement, type ServiceBinding } from './grpc/server';
 import { addIdempotencyColumns, checkSameRequest, idempotencyFromMetadata, isKeyTaken, type IdempotencyKey } from './idempotency';
@@ -467,4 +467,3 @@ export class ResourceStore {
   }
 }
 
-export { ServiceError };
