@@ -185,3 +185,25 @@ describe('key resolution', () => {
     }
   });
 });
+
+describe('settings from the environment', () => {
+  test('an invalid value stops the process at start with a message naming the variable', async () => {
+    for (const [name, value] of [
+      ['GRPC_DEADLINE_MS', 'soon'],
+      ['RATE_LIMIT_GENERAL', '-1'],
+      ['KEY_CACHE_TTL_MS', '1.5'],
+      ['LOG_LEVEL', 'loud'],
+      ['OTEL_SDK_DISABLED', 'yes'],
+    ]) {
+      const failure = await startGatewayProcess({ [name]: value }).then(
+        async (gw) => {
+          await gw.stop();
+          return 'started';
+        },
+        (e: Error) => e.message,
+      );
+      expect(failure).toContain(name);
+      expect(failure).toContain(value);
+    }
+  }, 60_000);
+});

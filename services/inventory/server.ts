@@ -1,3 +1,4 @@
+import { serveBaseUrl } from '../shared/config';
 import type { ServiceSpec } from '../shared/service-main';
 import type { Database } from '../shared/db';
 import { RESOURCE_MIGRATIONS } from '../shared/resource-store';
@@ -17,7 +18,10 @@ export const inventoryService: ServiceSpec = {
   name: 'inventory',
   migrations: [...RESOURCE_MIGRATIONS, ...migrationsV2, decisionChangesMigration],
   hooks: { ...v2Hooks, ...displayHooks, ...targetingHooks },
-  bindings: (db, store) => [adItemTasksBinding(db, store), creativeFilesBinding(db), tagsBinding(store), decisionDataBinding(db, hubFor(db))],
+  bindings: (db, store) => {
+    serveBaseUrl(); // read before serving, so that a bad SERVE_BASE_URL stops the process at start
+    return [adItemTasksBinding(db, store), creativeFilesBinding(db), tagsBinding(store), decisionDataBinding(db, hubFor(db))];
+  },
   start: async (db, store) => {
     await hubFor(db).start();
     // Watch streams never end by themselves: end them first so the gRPC server can drain on SIGTERM.
