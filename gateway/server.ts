@@ -47,7 +47,22 @@ export async function startGateway(): Promise<RunningGateway> {
   const host = envStr('GATEWAY_HOST', '0.0.0.0')!;
   let draining = false;
   let listening = false;
+  // Requests in flight per connection: on stop, a connection with none (idle keep-alive, a port probe,
+  // a TLS handshake left hanging) is closed at once; the others when their last answer is sent.
+  const inFlight = new Map<Socket, number>();
   const handler: http.RequestListener = (req, res) => {
+    const sock = req.socket;
+    inFlight.set(sock, (inFlight.get(sock) ?? 0) + 1);
+    let done = false;
+    const finished = () => {
+      if (done) return;
+      done = true;
+      const left = (inFlight.get(sock) ?? 1) - 1;
+      inFlight.set(sock, left);
+      if (draining && left === 0) sock.destroySoon();
+    };
+    res.once('finish', finished);
+    res.once('close', finished);
     if (draining) res.setHeader('Connection', 'close');
     app(req, res);
   };
@@ -78,11 +93,19 @@ export async function startGateway(): Promise<RunningGateway> {
       const body = JSON.stringify({ object: 'error', type, message, http_status: status });
       sock.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     });
-    s.on('connection', (sock: Socket) => {
-      sockets.add(sock);
-      sock.on('close', () => sockets.delete(sock));
-    });
   }
+  const track = (sock: Socket) => {
+    if (draining) return void sock.destroy();
+    sockets.add(sock);
+    sock.on('close', () => {
+      sockets.delete(sock);
+      inFlight.delete(sock);
+    });
+  };
+  // The TLS socket (which requests see) and the TCP socket under it (a handshake in progress).
+  httpServer.on('connection', track);
+  httpsServer.on('connection', track);
+  httpsServer.on('secureConnection', track);
   const httpsPort = await listen(httpsServer, envInt('GATEWAY_HTTPS_PORT', 8443), host);
   const httpPort = await listen(httpServer, envInt('GATEWAY_HTTP_PORT', 8080), host);
   listening = true;
@@ -97,17 +120,19 @@ export async function startGateway(): Promise<RunningGateway> {
     async close(graceMs = 10_000) {
       draining = true;
       const closed = Promise.all([httpsServer, httpServer].map((s) => new Promise<void>((r) => s.close(() => r()))));
-      // Keep-alive connections would hold close() open: close each as soon as it falls idle (answers
-      // sent while draining say Connection: close); in-flight requests get up to graceMs.
-      const reap = () => {
-        httpsServer.closeIdleConnections();
-        httpServer.closeIdleConnections();
-      };
-      reap();
-      const reaper = setInterval(reap, 100);
+      // Open connections would hold close() open: those without a request in flight go now, the others
+      // after their answer (sent with Connection: close), and whatever is left after graceMs.
+      const tlsUnder = new Set<Socket>();
+      for (const sock of sockets) {
+        const under = (sock as Socket & { _parent?: Socket })._parent;
+        if (under) tlsUnder.add(under);
+      }
+      for (const sock of sockets) {
+        const busy = (inFlight.get(sock) ?? 0) > 0;
+        if (!busy && !tlsUnder.has(sock)) sock.destroy();
+      }
       const timer = setTimeout(() => sockets.forEach((s) => s.destroy()), graceMs);
       await closed;
-      clearInterval(reaper);
       clearTimeout(timer);
       resolver.stop();
       await shared.close();
