@@ -73,6 +73,14 @@ export class MemoryWindow {
   private readonly logs = new Map<string, number[]>();
   private lastSweep = Date.now();
 
+  /** Notes a request admitted elsewhere (by Redis), so that a fallback to this window starts from it. */
+  record(key: string, windowMs = WINDOW_MS, now = Date.now()): void {
+    let log = this.logs.get(key);
+    if (!log) this.logs.set(key, (log = []));
+    log.push(now);
+    this.sweep(now, windowMs);
+  }
+
   hit(key: string, limit: number, windowMs = WINDOW_MS, now = Date.now()): Decision {
     let log = this.logs.get(key);
     if (!log) this.logs.set(key, (log = []));
@@ -93,6 +101,13 @@ export class MemoryWindow {
   }
 }
 
+/**
+ * Budgets live in Redis, shared by every gateway. While Redis is unreachable each gateway falls back to
+ * its in-process window, seeded with the requests it admitted itself during the last window: an
+ * account's budget is never restarted by an outage, but gateways do not see each other's requests, so
+ * with N gateways an account can get up to N times its budget during an outage (and what was admitted
+ * in the fallback is not written back to Redis). See the README's limits section.
+ */
 export class RateLimiter {
   private readonly memory = new MemoryWindow();
   /** Sorted-set members must be unique across replicas: this process's random tag and a counter. */
@@ -110,6 +125,9 @@ export class RateLimiter {
       try {
         const run = (redis as unknown as { adserverSlidingWindow(k: string, w: number, l: number, id: string): Promise<number[]> }).adserverSlidingWindow;
         const [allowed, count, resetAt, now] = (await run.call(redis, key, WINDOW_MS, limit, `${this.instance}:${(this.seq = (this.seq + 1) % 1e15)}`)).map(Number);
+        // What this gateway admitted stays counted here too: during a Redis outage the in-process
+        // window carries on from it instead of starting every budget afresh.
+        if (allowed === 1) this.memory.record(key);
         return { allowed: allowed === 1, limit, remaining: Math.max(0, limit - count), resetAt, now };
       } catch (err) {
         this.state.commandFailed(err);

@@ -20,6 +20,9 @@ export interface RunningGateway {
   close(graceMs?: number): Promise<void>;
 }
 
+/** How long, once stopping, a connection that has not sent its first request may still send one. */
+const FIRST_REQUEST_GRACE_MS = 300;
+
 function listen(server: http.Server | https.Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -47,13 +50,34 @@ export async function startGateway(): Promise<RunningGateway> {
   const host = envStr('GATEWAY_HOST', '0.0.0.0')!;
   let draining = false;
   let listening = false;
-  const handler: http.RequestListener = (req, res) => {
+  // Requests in flight per connection: on stop, an idle keep-alive connection is closed at once, one
+  // that has not sent a request yet gets FIRST_REQUEST_GRACE_MS (a handshake or a request may still be
+  // arriving), and the others are closed when their last answer is sent.
+  const inFlight = new Map<Socket, number>();
+  const served = new WeakSet<Socket>();
+  const track = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const sock = req.socket;
+    served.add(sock);
+    inFlight.set(sock, (inFlight.get(sock) ?? 0) + 1);
+    let done = false;
+    const finished = () => {
+      if (done) return;
+      done = true;
+      const left = (inFlight.get(sock) ?? 1) - 1;
+      inFlight.set(sock, left);
+      if (draining && left === 0) sock.destroySoon();
+    };
+    res.once('finish', finished);
+    res.once('close', finished);
     if (draining) res.setHeader('Connection', 'close');
+  };
+  const handler: http.RequestListener = (req, res) => {
+    track(req, res);
     app(req, res);
   };
   // On the HTTPS listener a request without a well-formed key is refused before express.
   const httpsHandler: http.RequestListener = (req, res) => {
-    if (draining) res.setHeader('Connection', 'close');
+    track(req, res);
     if (!refuseWithoutKey(req, res)) app(req, res);
   };
   const httpsServer = https.createServer({ cert: tls.cert, key: tls.key }, httpsHandler);
@@ -78,11 +102,18 @@ export async function startGateway(): Promise<RunningGateway> {
       const body = JSON.stringify({ object: 'error', type, message, http_status: status });
       sock.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     });
-    s.on('connection', (sock: Socket) => {
-      sockets.add(sock);
-      sock.on('close', () => sockets.delete(sock));
-    });
   }
+  const trackSocket = (sock: Socket) => {
+    sockets.add(sock);
+    sock.on('close', () => {
+      sockets.delete(sock);
+      inFlight.delete(sock);
+    });
+  };
+  // The TLS socket (which requests see) and the TCP socket under it (a handshake in progress).
+  httpServer.on('connection', trackSocket);
+  httpsServer.on('connection', trackSocket);
+  httpsServer.on('secureConnection', trackSocket);
   const httpsPort = await listen(httpsServer, envInt('GATEWAY_HTTPS_PORT', 8443), host);
   const httpPort = await listen(httpServer, envInt('GATEWAY_HTTP_PORT', 8080), host);
   listening = true;
@@ -97,18 +128,24 @@ export async function startGateway(): Promise<RunningGateway> {
     async close(graceMs = 10_000) {
       draining = true;
       const closed = Promise.all([httpsServer, httpServer].map((s) => new Promise<void>((r) => s.close(() => r()))));
-      // Keep-alive connections would hold close() open: close each as soon as it falls idle (answers
-      // sent while draining say Connection: close); in-flight requests get up to graceMs.
-      const reap = () => {
-        httpsServer.closeIdleConnections();
-        httpServer.closeIdleConnections();
+      // Open connections would hold close() open: idle keep-alive ones go now, those that have not sent
+      // a request yet after FIRST_REQUEST_GRACE_MS, busy ones after their answer (sent with Connection:
+      // close), and whatever is left after graceMs.
+      const busy = (sock: Socket): boolean => {
+        if ((inFlight.get(sock) ?? 0) > 0) return true;
+        // The TCP socket under a TLS one is as busy as the TLS socket.
+        for (const s of sockets) if ((s as Socket & { _parent?: Socket })._parent === sock && (busy(s) || !served.has(s))) return true;
+        return false;
       };
-      reap();
-      const reaper = setInterval(reap, 100);
+      const reap = (all: boolean) => {
+        for (const sock of sockets) if (!busy(sock) && (all || served.has(sock))) sock.destroy();
+      };
+      reap(false);
+      const fresh = setTimeout(() => reap(true), FIRST_REQUEST_GRACE_MS);
       const timer = setTimeout(() => sockets.forEach((s) => s.destroy()), graceMs);
       await closed;
-      clearInterval(reaper);
       clearTimeout(timer);
+      clearTimeout(fresh);
       resolver.stop();
       await shared.close();
       metrics.close();

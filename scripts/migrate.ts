@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   process.env.DB_MIGRATE = 'true';
   const wanted = process.argv.slice(2);
   for (const w of wanted) if (!SERVICE_NAMES.includes(w as ServiceName)) throw new Error(`unknown service '${w}' (one of ${SERVICE_NAMES.join(', ')})`);
-  const { openDatabase } = await import('../services/shared/db');
+  const { openDatabase, schemaFor } = await import('../services/shared/db');
   const specs = {
     accounts: async () => (await import('../services/accounts/server')).accountsService,
     inventory: async () => (await import('../services/inventory/server')).inventoryService,
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
     const spec = await specs[service]();
     const db = await openDatabase(service, spec.migrations);
     await db.close();
-    log.info('migrated', { service, schema: db.schema });
+    log.info('migrated', { service, schema: schemaFor(service) });
   }
 }
 

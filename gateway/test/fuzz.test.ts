@@ -224,6 +224,8 @@ test(`hostile input on every POST and PUT endpoint (${TOTAL} cases, seed ${SEED}
   }
 
   process.stdout.write(`fuzz: ${cases} cases over ${eps.length} endpoints, ${accepted} accepted, seed ${SEED}\n`);
+  if (problems.length) process.stdout.write(`fuzz FAILED with seed ${SEED}: replay with FUZZ_SEED=${SEED}\n`);
   expect(cases).toBeGreaterThanOrEqual(TOTAL);
-  expect(problems.slice(0, 20)).toEqual([]);
+  // The seed is part of what a failure prints, so that its case can be replayed and kept as a test.
+  expect({ seed: SEED, problems: problems.slice(0, 20) }).toEqual({ seed: SEED, problems: [] });
 }, 900_000);

@@ -1,9 +1,16 @@
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import tls from 'node:tls';
 import { credentials, Metadata, status } from '@grpc/grpc-js';
 import { GetRequest, ResourcesClient } from '../../proto/gen/adserver/resources/v1/resources';
 import { resourcesApi } from '../../services/shared/grpc/resources-api';
 import { as, expectError, newAccount, request } from './support/api';
 import { startGatewayProcess } from './support/gateway-process';
-import { admin, plainGet } from './support/platform';
+import { admin, freePort, plainGet, ROOT } from './support/platform';
+import { AccountsClient } from '../../proto/gen/adserver/accounts/v1/accounts';
+import { HealthClient } from '../../proto/gen/grpc/health/v1/health';
+import { withInternalToken } from '../../services/shared/internal-token';
 
 describe('operator contract', () => {
   test('GET /healthz answers 200 {"status":"ok"} when every service answers', async () => {
@@ -183,5 +190,107 @@ describe('key resolution', () => {
     } finally {
       await gw.stop();
     }
+  });
+});
+
+describe('settings from the environment', () => {
+  test('an invalid value stops the process at start with a message naming the variable', async () => {
+    for (const [name, value] of [
+      ['GRPC_DEADLINE_MS', 'soon'],
+      ['RATE_LIMIT_GENERAL', '-1'],
+      ['KEY_CACHE_TTL_MS', '1.5'],
+      ['LOG_LEVEL', 'loud'],
+      ['OTEL_SDK_DISABLED', 'yes'],
+    ]) {
+      const failure = await startGatewayProcess({ [name]: value }).then(
+        async (gw) => {
+          await gw.stop();
+          return 'started';
+        },
+        (e: Error) => e.message,
+      );
+      expect(failure).toContain(name);
+      expect(failure).toContain(value);
+    }
+  }, 60_000);
+});
+
+describe('stopping', () => {
+  test('an idle gateway stops at once on SIGTERM (the drain is only for requests in flight)', async () => {
+    // Telemetry on, as in production: its shutdown is part of stopping.
+    const gw = await startGatewayProcess({ OTEL_SDK_DISABLED: 'false' });
+    // Idle, but with a keep-alive connection open and health watches running, as in production.
+    expect((await request('GET', '/healthz', undefined, { port: gw.httpsPort })).status).toBe(200);
+    // Connections that never sent a request: a TCP port probe, a TLS handshake begun and left hanging.
+    const silent = [gw.httpsPort, gw.httpPort].map((p) => net.connect(p, '127.0.0.1'));
+    const handshake = tls.connect({ port: gw.httpsPort, host: '127.0.0.1', rejectUnauthorized: false });
+    await new Promise((r) => handshake.once('secureConnect', r));
+    for (const s of [...silent, handshake]) s.on('error', () => undefined);
+    const started = Date.now();
+    expect(await gw.stop()).toBe(0);
+    const ms = Date.now() - started;
+    process.stdout.write(`stopping: idle gateway exited ${ms} ms after SIGTERM\n`);
+    expect(ms).toBeLessThan(1_500);
+    for (const s of [...silent, handshake]) s.destroy();
+  });
+
+  test('an idle service process stops at once on SIGTERM, though clients hold watch streams open', async () => {
+    const grpcPort = await freePort();
+    let out = '';
+    const proc = spawn(process.execPath, [path.join(ROOT, 'dist/services/accounts/main.js')], {
+      env: { ...process.env, GRPC_PORT: String(grpcPort), METRICS_PORT: String(await freePort()), OTEL_SDK_DISABLED: 'false', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    proc.stdout!.on('data', (c) => (out += c));
+    proc.stderr!.on('data', (c) => (out += c));
+    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+    try {
+      const until = Date.now() + 30_000;
+      while (!out.includes('"ready"')) {
+        if (proc.exitCode !== null || Date.now() > until) throw new Error(`accounts did not start:\n${out.slice(-2000)}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      // What a gateway holds open on every accounts replica: the key-revocation watch and a health watch.
+      const accounts = new AccountsClient(`127.0.0.1:${grpcPort}`, credentials.createInsecure());
+      const health = new HealthClient(`127.0.0.1:${grpcPort}`, credentials.createInsecure());
+      const watch = accounts.watchKeyRevocations({}, withInternalToken(new Metadata()));
+      const hw = health.watch({ service: '' });
+      for (const s of [watch, hw]) s.on('error', () => undefined);
+      await new Promise((r) => hw.once('data', r));
+      await new Promise((r) => setTimeout(r, 200));
+      const started = Date.now();
+      proc.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      const ms = Date.now() - started;
+      process.stdout.write(`stopping: idle accounts process exited ${ms} ms after SIGTERM\n`);
+      expect(ms).toBeLessThan(1_500);
+      accounts.close();
+      health.close();
+    } finally {
+      if (proc.exitCode === null) proc.kill('SIGKILL');
+    }
+  }, 60_000);
+});
+
+describe('defaults on read', () => {
+  // Rows are edited directly in Postgres, so this needs DATABASE_URL (the embedded default's server is the launcher's).
+  (process.env.DATABASE_URL ? test : test.skip)('a field added to a kind with a default reads as that default on rows stored before it existed', async () => {
+    const acct = await newAccount();
+    const made = (await acct.test.post('/v1/publishers', { name: 'Old row', can_approve_ads: true })).body;
+    const { default: knex } = await import('knex');
+    const db = knex({ client: 'pg', connection: process.env.DATABASE_URL });
+    try {
+      const schema = process.env.DB_SCHEMA ?? `${process.env.DB_SCHEMA_PREFIX ?? ''}accounts`;
+      // As if the row had been stored before can_view_wordpress_key (default true) and default_payout_percent existed.
+      const n = await db.withSchema(schema).table('resources').where({ id: made.id }).update({ attributes: db.raw(`attributes - 'can_view_wordpress_key' - 'default_payout_percent'`) });
+      expect(n).toBe(1);
+    } finally {
+      await db.destroy();
+    }
+    const read = (await acct.test.get(`/v2/publishers/${made.id}`)).body;
+    expect(read).toMatchObject({ name: 'Old row', can_approve_ads: true, can_view_wordpress_key: true, default_payout_percent: null });
+    // An update of another field keeps the default, and an explicit value still wins.
+    expect((await acct.test.put(`/v2/publishers/${made.id}`, { name: 'Renamed' })).body.can_view_wordpress_key).toBe(true);
+    expect((await acct.test.put(`/v2/publishers/${made.id}`, { can_view_wordpress_key: false })).body.can_view_wordpress_key).toBe(false);
   });
 });

@@ -124,6 +124,16 @@ test('requests without a valid key are refused before the limiter and spend nobo
 });
 
 describe('the sliding window', () => {
+  test('requests admitted through Redis are counted in the fallback window too, and age out with it', () => {
+    const w = new MemoryWindow();
+    for (let i = 0; i < 8; i++) w.record('k', 1000, 10_000 + i);
+    expect(w.hit('k', 10, 1000, 10_100)).toMatchObject({ allowed: true, remaining: 1 });
+    expect(w.hit('k', 10, 1000, 10_100)).toMatchObject({ allowed: true, remaining: 0 });
+    expect(w.hit('k', 10, 1000, 10_100).allowed).toBe(false);
+    // One window after the recorded requests they no longer count.
+    expect(w.hit('k', 10, 1000, 11_050)).toMatchObject({ allowed: true, remaining: 7 });
+  });
+
   test('in process: refused requests use no budget, and each slot frees exactly one window after its request', () => {
     const w = new MemoryWindow();
     const t0 = 1_000_000;
@@ -194,6 +204,8 @@ describe('shared state and Redis outages', () => {
       const during = await acct.test.get('/v2/publishers', { port: gw.httpsPort });
       expect(during.status).toBe(200);
       expect(during.headers['x-ratelimit-limit']).toBe('600');
+      // The fallback window starts from what this gateway already counted, not from a fresh budget.
+      expect(during.headers['x-ratelimit-remaining']).toBe('598');
       await waitFor('in-process');
       const h = await health();
       expect(h).toMatchObject({ status: 'ok', shared_state: { store: 'in-process', redis: 'unavailable' } });

@@ -10,6 +10,7 @@ import {
   type ScheduleNativeToImageRequest,
 } from '../../proto/gen/adserver/inventory/v1/tasks';
 import { getKind, type Json, type ParameterError } from '../shared/catalog';
+import { parseSize, sizeProblem } from '../shared/catalog/validate';
 import { envInt, serveBaseUrl } from '../shared/config';
 import type { Database } from '../shared/db';
 import { formatTimestamp } from '../shared/db';
@@ -23,8 +24,6 @@ import type { ResourceStore } from '../shared/resource-store';
 import { tenantFromMetadata, type Tenant } from '../shared/tenant';
 
 export const NATIVE_TO_IMAGE_FEATURE = 'native-to-image';
-const SIZE = /^([1-9]\d{0,3})x([1-9]\d{0,3})$/;
-const MAX_SIDE = 4000;
 const MAX_ATTEMPTS = 3;
 
 interface TaskRow {
@@ -146,11 +145,9 @@ export function adItemTasksBinding(db: Database, store: ResourceStore): ServiceB
           throw fail.permissionDenied("The 'Native Ad to Image' feature (native-to-image) is not enabled on this account.", 'feature_not_enabled_error');
         }
         const errors: ParameterError[] = [];
-        const size = SIZE.exec(req.size);
+        const size = parseSize(req.size);
         if (!req.size) errors.push({ field: 'size', type: 'missing_field', message: "'size' is required, in the form {width}x{height}, for example 300x250." });
-        else if (!size || Number(size[1]) > MAX_SIDE || Number(size[2]) > MAX_SIDE) {
-          errors.push({ field: 'size', type: 'invalid_value', message: `'size' must be of the form {width}x{height} with each side from 1 to ${MAX_SIDE}, for example 300x250.` });
-        }
+        else if (!size) errors.push({ field: 'size', type: 'invalid_value', message: `'size' ${sizeProblem(req.size)}.` });
         if (req.name.length > 255) errors.push({ field: 'name', type: 'invalid_value', message: "'name' must be at most 255 characters long." });
         if (!req.mediaGroup) errors.push({ field: 'media_group', type: 'missing_field', message: "'media_group' is required: the id of the media group to store the image in." });
         else if (!(await store.exists(t, getKind('media_group'), req.mediaGroup))) {
@@ -165,8 +162,8 @@ export function adItemTasksBinding(db: Database, store: ResourceStore): ServiceB
             mode: t.mode,
             native_ad_item: req.nativeAdItem,
             media_group: req.mediaGroup,
-            width: Number(size![1]),
-            height: Number(size![2]),
+            width: size!.width,
+            height: size!.height,
             name: req.name || null,
             not_before: knex.raw(`now() + (? * interval '1 millisecond')`, [delayMs()]) as never,
             idempotency_key: idem?.key ?? null,

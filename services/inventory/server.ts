@@ -1,11 +1,10 @@
+import { serveBaseUrl } from '../shared/config';
 import type { ServiceSpec } from '../shared/service-main';
 import type { Database } from '../shared/db';
 import { RESOURCE_MIGRATIONS } from '../shared/resource-store';
 import { DecisionChangeHub, decisionChangesMigration, decisionDataBinding, endDecisionStreams } from './decision-data';
-import { displayHooks } from './hooks/display';
-import { targetingHooks } from './hooks/targeting';
-import { v2Hooks } from './hooks/v2';
-import { migrationsV2 } from './migrations-v2';
+import { inventoryHooks } from './hooks';
+import { inventoryMigrations } from './migrations';
 import { adItemTasksBinding, creativeFilesBinding, startNativeToImageWorker } from './native-to-image';
 import { tagsBinding } from './tags';
 
@@ -15,9 +14,12 @@ const hubFor = (db: Database) => (hub ??= new DecisionChangeHub(db));
 
 export const inventoryService: ServiceSpec = {
   name: 'inventory',
-  migrations: [...RESOURCE_MIGRATIONS, ...migrationsV2, decisionChangesMigration],
-  hooks: { ...v2Hooks, ...displayHooks, ...targetingHooks },
-  bindings: (db, store) => [adItemTasksBinding(db, store), creativeFilesBinding(db), tagsBinding(store), decisionDataBinding(db, hubFor(db))],
+  migrations: [...RESOURCE_MIGRATIONS, ...inventoryMigrations, decisionChangesMigration],
+  hooks: inventoryHooks,
+  bindings: (db, store) => {
+    serveBaseUrl(); // read before serving, so that a bad SERVE_BASE_URL stops the process at start
+    return [adItemTasksBinding(db, store), creativeFilesBinding(db), tagsBinding(store), decisionDataBinding(db, hubFor(db))];
+  },
   start: async (db, store) => {
     await hubFor(db).start();
     // Watch streams never end by themselves: end them first so the gRPC server can drain on SIGTERM.

@@ -1,4 +1,5 @@
 import { status } from '@grpc/grpc-js';
+import { envInt } from '../shared/config';
 import type { Knex } from 'knex';
 import type { Resource } from '../../proto/gen/adserver/resources/v1/resources';
 import {
@@ -157,7 +158,7 @@ async function cleanUpFailedOrder(knex: Knex, t: Tenant, orderId: number): Promi
 }
 
 /** Orders pending without progress this long were abandoned by a process that stopped mid-way. */
-const ORDER_STALL_SECONDS = Number(process.env.ORDER_STALL_SECONDS ?? 120);
+const ORDER_STALL_SECONDS = envInt('ORDER_STALL_SECONDS', 120, 1);
 
 /**
  * The sweep for processes that died: orders left pending without progress for ORDER_STALL_SECONDS get

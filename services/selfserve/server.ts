@@ -1,3 +1,4 @@
+import { envInt } from '../shared/config';
 import type { ServiceSpec } from '../shared/service-main';
 import { hooks } from './hooks';
 import { migrations } from './migrations';
@@ -13,7 +14,7 @@ export const selfserveService: ServiceSpec = {
   async start(db) {
     const sweep = () => recoverStalledOrders(db.knex).catch((err) => log.warn('order recovery sweep failed', errorFields(err)));
     void sweep();
-    const timer = setInterval(sweep, Number(process.env.ORDER_RECOVERY_INTERVAL_MS ?? 30_000));
+    const timer = setInterval(sweep, envInt('ORDER_RECOVERY_INTERVAL_MS', 30_000, 10));
     return async () => clearInterval(timer);
   },
 };

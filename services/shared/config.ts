@@ -14,17 +14,40 @@ export const SERVICE_DEFAULTS = Object.fromEntries(
 
 export const SERVICE_NAMES = Object.keys(SERVICE_DEFAULTS) as ServiceName[];
 
-export function envInt(name: string, fallback: number): number {
+/*
+ * Environment parsing: every setting is read through these helpers, and a value they cannot read stops
+ * the process with a message naming the variable (nothing falls back silently, nothing yields NaN).
+ */
+
+/** An integer setting, at least `min` (0 unless given). */
+export function envInt(name: string, fallback: number, min = 0): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got '${raw}'`);
+  if (!/^\s*-?\d+\s*$/.test(raw) || !Number.isSafeInteger(n) || n < min) throw new Error(`${name} must be an integer of at least ${min}, got '${raw}'`);
   return n;
 }
 
 export function envStr(name: string, fallback?: string): string | undefined {
   const raw = process.env[name];
   return raw === undefined || raw === '' ? fallback : raw;
+}
+
+/** A boolean setting: true/false/1/0 (the same words as the API's boolean query flags). */
+export function envBool(name: string, fallback: boolean): boolean {
+  const raw = envStr(name);
+  if (raw === undefined) return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new Error(`${name} must be true, false, 1 or 0, got '${raw}'`);
+}
+
+/** A setting that takes one of a few words. */
+export function envOneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+  const raw = envStr(name);
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new Error(`${name} must be one of ${allowed.join(', ')}, got '${raw}'`);
+  return raw as T;
 }
 
 export function dataDir(): string {

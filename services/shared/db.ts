@@ -19,9 +19,8 @@ export interface Migration {
 
 export interface Database {
   knex: Knex;
-  /** Schema holding this service's tables ('public' for the embedded database, which it owns alone). */
+  /** Schema holding this service's tables (also names its LISTEN/NOTIFY channels). */
   schema: string;
-  embedded: boolean;
   close(): Promise<void>;
 }
 
@@ -73,7 +72,7 @@ export async function openDatabase(service: ServiceName, migrations: Migration[]
   const client = knex.client as { pool?: { numUsed(): number; numFree(): number } };
   registerPool({ service, read: () => (client.pool ? { used: client.pool.numUsed(), free: client.pool.numFree() } : undefined) });
   log.info('database ready', { schema });
-  return { knex, schema, embedded: false, close: () => knex.destroy() };
+  return { knex, schema, close: () => knex.destroy() };
 }
 
 /** `YYYY-MM-DD HH:MM:SS` in UTC, the API's timestamp form. */

@@ -56,7 +56,4 @@ export const fail = {
   unauthenticated(message: string): ServiceError {
     return new ServiceError(status.UNAUTHENTICATED, message, 'authentication_error');
   },
-  unavailable(message: string): ServiceError {
-    return new ServiceError(status.UNAVAILABLE, message, 'service_unavailable_error');
-  },
 };

@@ -1,8 +1,9 @@
+import { envOneOf } from './config';
 import { trace } from '@opentelemetry/api';
 
 type Level = 'debug' | 'info' | 'warn' | 'error';
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
-const threshold = ORDER[(process.env.LOG_LEVEL as Level) ?? 'info'] ?? ORDER.info;
+const threshold = ORDER[envOneOf('LOG_LEVEL', Object.keys(ORDER) as Level[], 'info')];
 let component = 'platform';
 
 export function setLogComponent(name: string): void {

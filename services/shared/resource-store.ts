@@ -13,7 +13,7 @@ import { findKind, getKind, referencesTo, type Json, type ParameterError, type R
 import { validateInput } from './catalog/validate';
 import type { Database, Migration } from './db';
 import { formatTimestamp } from './db';
-import { fail, ServiceError } from './errors';
+import { fail } from './errors';
 import { resourcesApi } from './grpc/resources-api';
 import { implement, type ServiceBinding } from './grpc/server';
 import { addIdempotencyColumns, checkSameRequest, idempotencyFromMetadata, isKeyTaken, type IdempotencyKey } from './idempotency';
@@ -223,7 +223,7 @@ export class ResourceStore {
     if (errors.length) throw fail.invalid(errors);
     await this.checkReferences(t, kind, values);
     const hooks = this.hooks[kind.kind];
-    const ctx: HookContext = { tenant: t, op: 'update', existing: existing.attributes, id, db: this.knex };
+    const ctx: HookContext = { tenant: t, op: 'update', existing: withDefaults(kind, existing.attributes), id, db: this.knex };
     await hooks?.prepare?.(values, ctx);
     // Merge in the database so concurrent updates of different fields both survive.
     let row: Row | undefined;
@@ -458,13 +458,26 @@ export class ResourceStore {
 
   toResource(row: Row): Resource {
     const kind = getKind(row.kind);
+    const stored = withDefaults(kind, row.attributes);
     const attributes: Attributes = {};
     for (const [name, spec] of Object.entries(kind.fields)) {
       if (spec.writeOnly) continue;
-      attributes[name] = row.attributes[name] ?? null;
+      attributes[name] = stored[name] ?? null;
     }
     return { kind: row.kind, id: Number(row.id), attributes, createdAt: formatTimestamp(row.created_at), updatedAt: formatTimestamp(row.updated_at) };
   }
 }
 
-export { ServiceError };
+/**
+ * Defaults applied on read: a field added to a kind after a row was stored reads as its (constant)
+ * default, not as null, as if the row had been written with it. A value stored as null stays null.
+ */
+export function withDefaults(kind: ResourceKind, attributes: Attributes): Attributes {
+  let out = attributes;
+  for (const [name, spec] of Object.entries(kind.fields)) {
+    if (name in attributes || spec.default === undefined || typeof spec.default === 'function') continue;
+    if (out === attributes) out = { ...attributes };
+    out[name] = spec.default;
+  }
+  return out;
+}

@@ -13,6 +13,7 @@
  * no spans of their own: the HTTP server span and the route handler's span say where time went.
  */
 import type { Instrumentation } from '@opentelemetry/instrumentation';
+import { envBool } from './config';
 
 let shutdown: (() => Promise<void>) | undefined;
 
@@ -42,7 +43,7 @@ function defaultSampler() {
 }
 
 export function startTelemetry(serviceName: string): void {
-  if (shutdown || process.env.OTEL_SDK_DISABLED === 'true') return;
+  if (shutdown || envBool('OTEL_SDK_DISABLED', false)) return;
   const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
   const resource = resourceFromAttributes({ 'service.name': `adserver-${serviceName}` });
   if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT) {

@@ -8,7 +8,6 @@ const MAX_NESTING = 8;
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
-const SIZE = /^[1-9]\d{0,4}x[1-9]\d{0,4}$/;
 
 export type Op = 'create' | 'update';
 
@@ -176,8 +175,23 @@ function checkFormat(format: NonNullable<FieldSpec['format']>, value: string): s
         ? undefined
         : 'must be a date in the form YYYY-MM-DD';
     case 'size':
-      return SIZE.test(value) ? undefined : 'must be of the form {width}x{height}, for example 300x250';
+      return parseSize(value) ? undefined : SIZE_RULE;
   }
+}
+
+/** The largest side of an image the platform renders (native ad to image). */
+export const MAX_IMAGE_SIDE = 4000;
+const SIZE_RULE = `must be of the form {width}x{height} with each side from 1 to ${MAX_IMAGE_SIDE}, for example 300x250`;
+
+/** The one size rule (`{width}x{height}`, each side 1 to MAX_IMAGE_SIDE), for the gateway and inventory alike. */
+export function parseSize(value: string): { width: number; height: number } | undefined {
+  const m = /^([1-9]\d{0,3})x([1-9]\d{0,3})$/.exec(value);
+  if (!m || Number(m[1]) > MAX_IMAGE_SIDE || Number(m[2]) > MAX_IMAGE_SIDE) return undefined;
+  return { width: Number(m[1]), height: Number(m[2]) };
+}
+
+export function sizeProblem(value: string): string | undefined {
+  return parseSize(value) ? undefined : SIZE_RULE;
 }
 
 function isHttpUrl(value: string): boolean {

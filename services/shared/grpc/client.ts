@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import type { ServiceName } from '../catalog/types';
-import { serviceAddress } from '../config';
+import { envInt, serviceAddress } from '../config';
 import { withInternalToken } from '../internal-token';
 import { grpcClientHandled } from '../metrics';
 
@@ -11,7 +11,7 @@ export interface CallOptions {
   idempotent?: boolean;
 }
 
-const DEFAULT_TIMEOUT_MS = Number(process.env.GRPC_DEADLINE_MS ?? 5000);
+const DEFAULT_TIMEOUT_MS = envInt('GRPC_DEADLINE_MS', 5000, 1);
 const READ_RETRIES = 3;
 
 /**

@@ -23,7 +23,7 @@ const adItemBase: Record<string, FieldSpec> = {
   width: pixels,
   location: url,
   tracking_pixel: url,
-  // Pixels given with only a url get an id (hooks/v2.ts); an id keeps the pixel's identity on update.
+  // Pixels given with only a url get an id (services/inventory/hooks/); an id keeps the pixel's identity on update.
   tracking_pixels: {
     type: 'array',
     default: [],
@@ -178,7 +178,7 @@ export const nativeTemplate: ResourceKind = {
   fields: {
     name,
     raw_html: { type: 'string', required: true, minLength: 1, maxLength: 65536 },
-    // Each variable gets an id (hooks/v2.ts); native ad items key their values by it.
+    // Each variable gets an id (services/inventory/hooks/); native ad items key their values by it.
     variables: {
       type: 'array',
       required: true,
@@ -207,7 +207,7 @@ export const schedule: ResourceKind = {
   title: 'schedule',
   timestamps: { created: 'created_date' },
   fields: {
-    // `YYYY-MM-DD HH:MM:SS`, checked in hooks/v2.ts; start defaults to midnight today, end null runs forever.
+    // `YYYY-MM-DD HH:MM:SS`, checked in services/inventory/hooks/; start defaults to midnight today, end null runs forever.
     start_date: { type: 'string', nullable: true, maxLength: 19 },
     end_date: { type: 'string', nullable: true, maxLength: 19, default: null },
     day_cap_limit: optionalInt,
@@ -239,7 +239,7 @@ export const placement: ResourceKind = {
     active: { type: 'boolean', default: true },
     // A placement goes with whatever it places or where: deleting either deletes it.
     advertisement: { type: 'typed_ref', refKinds: PLACEMENT_ADVERTISEMENT_KINDS, required: true, onRefDelete: 'delete' },
-    // Exactly one of zone and channel (a channel serves in every zone assigned to it): hooks/v2.ts.
+    // Exactly one of zone and channel (a channel serves in every zone assigned to it): services/inventory/hooks/placements.ts.
     zone: { type: 'typed_ref', refKinds: ['standard_zone', 'email_zone'], nullable: true, default: null, onRefDelete: 'delete' },
     channel: { type: 'ref', ref: 'channel', nullable: true, default: null, onRefDelete: 'delete' },
     schedule: { type: 'ref', ref: 'schedule', required: true, onRefDelete: 'delete' },
@@ -295,7 +295,7 @@ export const vastAdItem: ResourceKind = {
     encode_parameters: { type: 'string', enum: ['none', 'xml', 'xml_reencode'], default: 'none' },
     companion_display: { type: 'string', enum: ['any', 'all', 'none'], default: 'none' },
     skippable: { type: 'boolean', default: false },
-    // "hh:mm:ss" or a whole percentage; both checked in hooks/v2.ts.
+    // "hh:mm:ss" or a whole percentage; both checked in services/inventory/hooks/.
     skip_duration: { type: 'string', nullable: true, maxLength: 8, default: null },
     duration: { type: 'string', required: true, maxLength: 8 },
     use_wrapper: { type: 'boolean', default: false },

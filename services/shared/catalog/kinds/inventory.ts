@@ -3,7 +3,7 @@ import type { FieldSpec, KindGroup, ResourceKind } from '../types';
 /**
  * Issue 3 resources shared by v1 and v2: zones, campaigns, image/flash ad items (v1 banners), campaign
  * assignments, flexible types. Cross-field rules (flexible type sizes, creative vs creative_url,
- * assignment types) live in services/inventory/hooks/display.ts.
+ * assignment types) live in services/inventory/hooks/.
  */
 
 const name: FieldSpec = { type: 'string', required: true, minLength: 1, maxLength: 255 };

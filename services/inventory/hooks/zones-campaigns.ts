@@ -1,36 +1,16 @@
-import type { Json, ParameterError } from '../../shared/catalog';
-import { fail } from '../../shared/errors';
 import type { Attributes, HookContext, KindHooks } from '../../shared/resource-store';
+import { given, invalid, loadAttributes, merged } from './common';
 
 /**
- * Cross-field rules of the display resources (zones, campaigns, image and flash ad items, campaign
- * assignments) that a field-by-field description cannot state.
+ * Zones, campaigns and campaign assignments: dynamic or fixed dimensions, flexible types (which fix
+ * the size of zones, campaigns and image ad items) and what a flexible campaign accepts.
  */
-
-function invalid(field: string, message: string): never {
-  throw fail.invalid([{ field, type: 'invalid_value', message } satisfies ParameterError]);
-}
-
-/** Attributes of an active resource of this service, in the caller's account and mode. */
-async function loadAttributes(ctx: HookContext, kind: string, id: number): Promise<Attributes | undefined> {
-  const row = await ctx
-    .db('resources')
-    .where({ account_id: ctx.tenant.accountId, mode: ctx.tenant.mode, kind, id })
-    .whereNull('archived_at')
-    .first('attributes');
-  return row?.attributes as Attributes | undefined;
-}
-
-/** What the resource will hold once this write is stored. */
-const merged = (values: Attributes, ctx: HookContext): Attributes => ({ ...(ctx.existing ?? {}), ...values });
-
-const given = (v: Json | undefined) => v !== undefined && v !== null && v !== '';
 
 /**
  * A flexible type fixes the size: a zone or campaign takes the type's size when it gives none, and
  * anything it gives (an image always gives one) must match the type's maximum width and height exactly.
  */
-async function matchFlexibleType(values: Attributes, ctx: HookContext, sizeRequired: boolean): Promise<boolean> {
+export async function matchFlexibleType(values: Attributes, ctx: HookContext, sizeRequired: boolean): Promise<boolean> {
   const all = merged(values, ctx);
   const typeId = all.flexible_type;
   if (!given(typeId)) return false;
@@ -73,32 +53,6 @@ const standardCampaign: KindHooks = {
   },
 };
 
-/** An ad item shows a stored creative or an image at a URL: after every write it has one of them. */
-function requireCreative(values: Attributes, ctx: HookContext, onlyOneOnCreate: boolean): void {
-  if (ctx.op === 'create' && onlyOneOnCreate && given(values.creative) && given(values.creative_url)) {
-    invalid('creative_url', `Give only one of 'creative' and 'creative_url'.`);
-  }
-  const all = merged(values, ctx);
-  if (!given(all.creative) && !given(all.creative_url)) {
-    const field = ctx.op === 'update' && values.creative === null ? 'creative' : 'creative_url';
-    invalid(field, `One of 'creative' and 'creative_url' is required${ctx.op === 'update' ? ' to remain set' : ''}.`);
-  }
-}
-
-const imageAdItem: KindHooks = {
-  async prepare(values, ctx) {
-    if (ctx.op === 'create') values.is_self_serve = 'false';
-    requireCreative(values, ctx, false);
-    await matchFlexibleType(values, ctx, true);
-  },
-};
-
-const flashAdItem: KindHooks = {
-  prepare(values, ctx) {
-    requireCreative(values, ctx, true);
-  },
-};
-
 const campaignAssignment: KindHooks = {
   async prepare(values, ctx) {
     if (values.active !== undefined) values.status = values.active ? 'active' : 'paused';
@@ -115,10 +69,8 @@ const campaignAssignment: KindHooks = {
   },
 };
 
-export const displayHooks: Record<string, KindHooks> = {
+export const zoneAndCampaignHooks: Record<string, KindHooks> = {
   standard_zone: standardZone,
   standard_campaign: standardCampaign,
-  image_ad_item: imageAdItem,
-  flash_ad_item: flashAdItem,
   campaign_assignment: campaignAssignment,
 };

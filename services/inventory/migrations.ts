@@ -5,7 +5,7 @@ import { addIdempotencyColumns } from '../shared/idempotency';
 export const SUB_ID_SEQUENCE = 'v2_sub_object_ids';
 
 /** Tables of the v2-only inventory resources; the resources themselves live in the generic table. */
-export const migrationsV2: Migration[] = [
+export const inventoryMigrations: Migration[] = [
   {
     name: '0100_v2_sub_ids_and_native_to_image_tasks',
     async up(db) {

@@ -1,0 +1,18 @@
+import type { KindHooks } from '../../shared/resource-store';
+import { adItemHooks } from './ad-items';
+import { nativeHooks } from './native';
+import { placementHooks } from './placements';
+import { targetingHooks } from './targeting';
+import { zoneAndCampaignHooks } from './zones-campaigns';
+
+/**
+ * The inventory's hooks by domain: rules of its kinds that a field-by-field description cannot state
+ * (cross-field and cross-resource checks, defaults computed on create, ids of sub-objects).
+ */
+export const inventoryHooks: Record<string, KindHooks> = {
+  ...zoneAndCampaignHooks,
+  ...adItemHooks,
+  ...nativeHooks,
+  ...placementHooks,
+  ...targetingHooks,
+};
