@@ -11,6 +11,7 @@ import { checkService, checkServices, eventLoopStall, LIVENESS_MAX_STALL_MS } fr
 import { DUPLICATE_MEMBER, duplicateMemberError, jsonBody } from './json-body';
 import { creativeFile } from './creatives';
 import { publicServeProxy, v2AdserveProxy } from './serving-proxy';
+import { docsRouter } from './docs';
 
 export interface GatewayOptions {
   resolver: KeyResolver;
@@ -75,6 +76,7 @@ export function createApp(opts: GatewayOptions): express.Express {
     .all(methodNotSupported);
   // Ad serving's public paths need no key; plain HTTP is fine for them (tags on http pages).
   app.use(publicServeProxy());
+  app.use(docsRouter());
 
   app.use((req, _res, next) => {
     const version = versionOfPath(req.path);

@@ -1,0 +1,49 @@
+import type { Request, Response, Router } from 'express';
+import type { ApiVersion, FieldSpec } from '../../services/shared/catalog';
+
+/** A JSON Schema (OpenAPI 3.1 dialect) fragment. */
+export type JsonSchema = Record<string, unknown>;
+
+/**
+ * What a route outside the catalog's CRUD answers: a catalog resource in this version's shape, a list
+ * envelope of items, or any other JSON object.
+ */
+export type ResponseDoc = { resource: string } | { listOf: JsonSchema } | { schema: JsonSchema };
+
+/**
+ * The OpenAPI description of one route that the catalog does not describe (actions, reports, adserve).
+ * Mounting it with `documentedRoute` registers the description with the route, so the document at
+ * /v1|v2/openapi.json can never miss it.
+ */
+export interface RouteDoc {
+  method: 'get' | 'post' | 'put' | 'delete';
+  /** Express path, e.g. `/v2/self-serve/customers/:id/add-funds`. */
+  path: string;
+  summary: string;
+  description?: string;
+  /** Group shown in the reference (defaults to the path's first segment after the version). */
+  tag?: string;
+  /** Path parameters by name; `:name`s not listed are described as positive integer ids. */
+  pathParams?: Record<string, string>;
+  query?: Record<string, FieldSpec & { description?: string }>;
+  /** Body members in the catalog's field language (the same specs the handler checks with). */
+  body?: Record<string, FieldSpec>;
+  response: ResponseDoc;
+  /** Status codes beyond the common ones (400, 401/403, 404, 429, 503), e.g. 402 or 409. */
+  errors?: number[];
+}
+
+const docs = new Map<string, RouteDoc>();
+
+/** Every registered non-catalog route description of a version. */
+export function routeDocs(version: ApiVersion): RouteDoc[] {
+  return [...docs.values()].filter((d) => d.path.startsWith(`/${version}/`));
+}
+
+type Handler = (req: Request, res: Response) => Promise<void> | void;
+
+/** Mounts `handler` at `doc.method doc.path` and registers its description for the OpenAPI document. */
+export function documentedRoute(router: Router, doc: RouteDoc, handler: Handler): void {
+  docs.set(`${doc.method} ${doc.path}`, doc);
+  router[doc.method](doc.path, handler);
+}
