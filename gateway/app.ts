@@ -136,6 +136,8 @@ export function refuseWithoutKey(req: http.IncomingMessage, res: http.ServerResp
   const path = q < 0 ? url : url.slice(0, q);
   const version = versionOfPath(path);
   if (!version) return false;
+  // The OpenAPI documents are public.
+  if (path === `/${version}/openapi.json`) return false;
   const secret = keyFromHeader(req.headers.authorization);
   if (secret && looksLikeApiKey(secret)) return false;
   const started = process.hrtime.bigint();

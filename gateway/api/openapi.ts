@@ -1,7 +1,7 @@
-import type { Router } from 'express';
 import { GROUPS, KINDS, getKind, type ApiVersion, type FieldSpec, type Operation } from '../../services/shared/catalog';
 import { MAX_DEPTH, MAX_LIMIT, DEFAULT_LIMIT } from './params';
-import { resourceRouter } from './resources';
+import { resourceRouteTable } from './resources';
+import type { RouteTable } from './route-table';
 import { routeDocs, type JsonSchema, type RouteDoc } from './route-docs';
 import { objectNameOf, viewOf, type View } from './views';
 
@@ -180,9 +180,10 @@ function operation(version: ApiVersion, method: Method, o: {
   parameters: Record<string, unknown>[];
   body?: JsonSchema;
   response: JsonSchema;
+  contentType?: string;
   errors?: number[];
 }): Record<string, unknown> {
-  const responses: Record<string, unknown> = { '200': { description: 'Success.', content: { 'application/json': { schema: o.response } } } };
+  const responses: Record<string, unknown> = { '200': { description: 'Success.', content: { [o.contentType ?? 'application/json']: { schema: o.response } } } };
   for (const code of [...new Set([...commonErrors(version, method), ...(o.errors ?? [])])].sort()) {
     responses[String(code)] = { description: STATUS_TEXT[code] ?? 'Error.', content: { 'application/json': { schema: ref('error') } } };
   }
@@ -247,7 +248,7 @@ let mountedOnce = false;
 export function openApiDocument(version: ApiVersion): Record<string, unknown> {
   // Routes beyond the catalog register their descriptions when they mount.
   if (!mountedOnce) {
-    resourceRouter();
+    resourceRouteTable();
     mountedOnce = true;
   }
   const paths: Record<string, PathItem> = {};
@@ -269,6 +270,7 @@ export function openApiDocument(version: ApiVersion): Record<string, unknown> {
       ],
       body: doc.body ? bodySchema(doc.body, version) : undefined,
       response: responseSchema(doc, version),
+      contentType: doc.contentType,
       errors: doc.errors,
     }));
   }
@@ -355,18 +357,13 @@ function addArchive(view: View, add: (p: string, m: Method, op: Record<string, u
 }
 
 /**
- * Method and path (OpenAPI form) of every route an express router answers with a handler of its own,
- * read from the router itself; catch-alls (`all`: 501 and 410 answers) and pattern routes are not
+ * Method and path (OpenAPI form) of every route the gateway answers with a handler of its own, read
+ * from its route table; catch-alls (`all`: the 501 and 410 answers) and pattern routes are not
  * operations.
  */
-export function mountedRoutes(router: Router): { method: Method; path: string }[] {
-  const out: { method: Method; path: string }[] = [];
-  for (const layer of (router as unknown as { stack: { route?: { path: unknown; methods: Record<string, boolean> } }[] }).stack) {
-    const route = layer.route;
-    if (!route || typeof route.path !== 'string' || route.methods._all) continue;
-    for (const m of Object.keys(route.methods)) {
-      if (['get', 'post', 'put', 'delete'].includes(m)) out.push({ method: m as Method, path: openApiPath(route.path) });
-    }
-  }
-  return out;
+export function mountedRoutes(table: RouteTable): { method: Method; path: string }[] {
+  return table
+    .routes()
+    .filter((r): r is { method: Method; path: string } => r.method !== 'all' && typeof r.path === 'string')
+    .map((r) => ({ method: r.method, path: openApiPath(r.path) }));
 }

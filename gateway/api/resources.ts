@@ -217,6 +217,11 @@ function mountGroup(router: Router, group: KindGroup): void {
 
 /** Every catalog-described route of both versions. Specific paths mount before `/{id}` patterns. */
 export function resourceRouter(): RequestHandler {
+  return resourceRouteTable().handler();
+}
+
+/** The table of every catalog-described route and every route beyond CRUD, in mounting order. */
+export function resourceRouteTable(): RouteTable {
   const table = new RouteTable();
   // The mount functions only add routes, which the table takes like a Router.
   const router = table as unknown as Router;
@@ -229,6 +234,6 @@ export function resourceRouter(): RequestHandler {
     views.sort((a, b) => b.path.length - a.path.length);
     for (const view of views) mountKind(router, view);
   }
-  return table.handler();
+  return table;
 }
 

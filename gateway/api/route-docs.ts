@@ -29,8 +29,15 @@ export interface RouteDoc {
   /** Body members in the catalog's field language (the same specs the handler checks with). */
   body?: Record<string, FieldSpec>;
   response: ResponseDoc;
+  /** Media type of the success answer (default application/json). */
+  contentType?: string;
   /** Status codes beyond the common ones (400, 401/403, 404, 429, 503), e.g. 402 or 409. */
   errors?: number[];
+}
+
+/** Query parameters known only by name: the booleans among them take true/1/false/0, the rest text. */
+export function namedQuery(names: readonly string[], booleans: ReadonlySet<string> = new Set()): NonNullable<RouteDoc['query']> {
+  return Object.fromEntries(names.map((n) => [n, booleans.has(n) ? { type: 'boolean' as const } : { type: 'string' as const }]));
 }
 
 const docs = new Map<string, RouteDoc>();
