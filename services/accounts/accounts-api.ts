@@ -42,7 +42,9 @@ interface KeyRow {
   mode: Mode;
   key_hash: string;
   prefix: string;
+  name: string;
   created_at: Date;
+  last_used_at: Date | null;
 }
 
 const toProtoMode = (m: Mode) => (m === 'test' ? ProtoMode.MODE_TEST : ProtoMode.MODE_LIVE);
@@ -53,7 +55,15 @@ function toAccount(r: AccountRow): Account {
 }
 
 function toApiKey(r: KeyRow): ApiKey {
-  return { id: Number(r.id), accountId: Number(r.account_id), mode: toProtoMode(r.mode), prefix: r.prefix, createdAt: formatTimestamp(r.created_at) };
+  return {
+    id: Number(r.id),
+    accountId: Number(r.account_id),
+    mode: toProtoMode(r.mode),
+    prefix: r.prefix,
+    createdAt: formatTimestamp(r.created_at),
+    name: r.name,
+    lastUsedAt: r.last_used_at ? formatTimestamp(r.last_used_at) : '',
+  };
 }
 
 /**
@@ -102,12 +112,20 @@ export function accountsBinding(db: Database, feed: ReturnType<typeof keyRevocat
           .insert({ name, email: req.email || null, password_hash: passwordHash, features: JSON.stringify([...new Set(req.features)]) } as never)
           .returning('*');
         await trx('api_keys').insert([
-          { account_id: acc.id, mode: 'test', key_hash: test.hash, prefix: test.prefix },
-          { account_id: acc.id, mode: 'live', key_hash: live.hash, prefix: live.prefix },
+          { account_id: acc.id, mode: 'test', key_hash: test.hash, prefix: test.prefix, name: 'Default test key' },
+          { account_id: acc.id, mode: 'live', key_hash: live.hash, prefix: live.prefix, name: 'Default live key' },
         ]);
         return acc;
       });
       return { account: toAccount(account), testKey: test.secret, liveKey: live.secret };
+    },
+
+    async setPassword(req: { accountId: number; password: string }) {
+      if (!req.password || req.password.length < 8) throw fail.invalid([{ field: 'password', type: 'invalid_value', message: "'password' must be at least 8 characters long." }]);
+      if (req.password.length > 1024) throw fail.invalid([{ field: 'password', type: 'invalid_value', message: "'password' must be at most 1024 characters long." }]);
+      await getAccount(req.accountId);
+      const [row] = await knex<AccountRow>('accounts').where({ id: req.accountId }).update({ password_hash: await hashPassword(req.password) } as never).returning('*');
+      return toAccount(row);
     },
 
     async getAccount(req: { id: number }) {
@@ -134,12 +152,14 @@ export function accountsBinding(db: Database, feed: ReturnType<typeof keyRevocat
       };
     },
 
-    async createApiKey(req: { accountId: number; mode: ProtoMode }) {
+    async createApiKey(req: { accountId: number; mode: ProtoMode; name: string }) {
       await getAccount(req.accountId);
       const mode = fromProtoMode(req.mode);
       if (!mode) throw fail.invalid([{ field: 'mode', type: 'invalid_value', message: "'mode' must be test or live." }]);
+      const name = (req.name ?? '').trim();
+      if (!name || name.length > 100) throw fail.invalid([{ field: 'name', type: 'invalid_value', message: "'name' is required: 1-100 characters that say what the key is for." }]);
       const key = newApiKey(mode);
-      const [row] = await knex<KeyRow>('api_keys').insert({ account_id: req.accountId, mode, key_hash: key.hash, prefix: key.prefix }).returning('*');
+      const [row] = await knex<KeyRow>('api_keys').insert({ account_id: req.accountId, mode, key_hash: key.hash, prefix: key.prefix, name }).returning('*');
       return { key: toApiKey(row), secret: key.secret };
     },
 

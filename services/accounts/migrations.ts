@@ -37,4 +37,15 @@ export const migrations: Migration[] = [
       });
     },
   },
+  {
+    name: '0004_api_key_names',
+    async up(db) {
+      // Keys made before names existed are named after their mode, as new accounts' first keys are.
+      await db.schema.alterTable('api_keys', (t) => {
+        t.string('name', 100).notNullable().defaultTo('');
+        t.timestamp('last_used_at', { useTz: true }).nullable();
+      });
+      await db.raw("update api_keys set name = case mode when 'test' then 'Default test key' else 'Default live key' end where name = ''");
+    },
+  },
 ];

@@ -38,7 +38,7 @@ async function refusedWithin(key: string, ms: number): Promise<number> {
 test('a key deleted through another accounts replica stops working on the gateway within a second', async () => {
   const md = platformMetadata(info);
   const made = await unary<CreateAccountResponse>(viaReplica, 'createAccount', { name: 'Revocation across replicas', email: '', password: '', features: [] }, md);
-  const extra = await unary<CreateApiKeyResponse>(viaReplica, 'createApiKey', { accountId: made.account!.id, mode: Mode.MODE_LIVE }, md);
+  const extra = await unary<CreateApiKeyResponse>(viaReplica, 'createApiKey', { accountId: made.account!.id, mode: Mode.MODE_LIVE, name: 'Replica test' }, md);
   // Resolved once, so the gateway holds it in its cache.
   expect((await as(extra.secret).get('/v2/publishers')).status).toBe(200);
   expect((await as(extra.secret).get('/v2/publishers')).status).toBe(200);
