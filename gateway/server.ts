@@ -109,7 +109,7 @@ export async function startGateway(): Promise<RunningGateway> {
       await closed;
       clearInterval(reaper);
       clearTimeout(timer);
-      resolver.stop();
+      await resolver.stop();
       await shared.close();
       metrics.close();
       closeClients();

@@ -128,6 +128,17 @@ export function accountsBinding(db: Database, feed: ReturnType<typeof keyRevocat
       return toAccount(row);
     },
 
+    async recordKeyUse(req: { keyIds: number[] }) {
+      const ids = [...new Set(req.keyIds.map(Number))].filter((id) => Number.isSafeInteger(id) && id > 0).slice(0, 10_000);
+      if (!ids.length) return { updated: 0 };
+      // The age guard keeps the write to one a minute per key whatever the number of gateways.
+      const updated = await knex('api_keys')
+        .whereIn('id', ids)
+        .andWhere((q) => q.whereNull('last_used_at').orWhereRaw("last_used_at < now() - interval '1 minute'"))
+        .update({ last_used_at: knex.fn.now() });
+      return { updated: Number(updated) };
+    },
+
     async getAccount(req: { id: number }) {
       return toAccount(await getAccount(req.id));
     },
