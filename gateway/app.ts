@@ -20,6 +20,8 @@ export interface GatewayOptions {
   bodyLimit: string;
   /** Extra middleware between authentication and the API routes (rate limits, idempotency). */
   afterAuth?: express.RequestHandler[];
+  /** The API settings page (/settings/api). */
+  settings?: express.Router;
   /** Extra details for /healthz. */
   healthDetails?: () => Record<string, unknown>;
   /** False until both listeners are bound, and again once draining (for /readyz). */
@@ -76,6 +78,7 @@ export function createApp(opts: GatewayOptions): express.Express {
     .all(methodNotSupported);
   // Ad serving's public paths need no key; plain HTTP is fine for them (tags on http pages).
   app.use(publicServeProxy());
+  if (opts.settings) app.use(opts.settings);
   app.use(docsRouter());
 
   app.use((req, _res, next) => {
