@@ -29,6 +29,8 @@ export interface RouteDoc {
   /** Body members in the catalog's field language (the same specs the handler checks with). */
   body?: Record<string, FieldSpec>;
   response: ResponseDoc;
+  /** Served by a proxy outside the route table (set by `describeProxiedRoute`). */
+  proxied?: boolean;
   /** Media type of the success answer (default application/json). */
   contentType?: string;
   /** Status codes beyond the common ones (400, 401/403, 404, 429, 503), e.g. 402 or 409. */
@@ -48,6 +50,19 @@ export function routeDocs(version: ApiVersion): RouteDoc[] {
 }
 
 type Handler = (req: Request, res: Response) => Promise<void> | void;
+
+/**
+ * Describes a route the gateway serves outside the route table (a proxy mounted on the app, such as
+ * /v2/adserve). The document test checks that such a route answers rather than 404.
+ */
+export function describeProxiedRoute(doc: RouteDoc): void {
+  docs.set(`${doc.method} ${doc.path}`, { ...doc, proxied: true });
+}
+
+/** Routes described with `describeProxiedRoute`. */
+export function proxiedRouteDocs(): RouteDoc[] {
+  return [...docs.values()].filter((d) => d.proxied);
+}
 
 /** Mounts `handler` at `doc.method doc.path` and registers its description for the OpenAPI document. */
 export function documentedRoute(router: Router, doc: RouteDoc, handler: Handler): void {

@@ -9,9 +9,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { mountedRoutes } from '../api/openapi';
+import '../serving-proxy';
+import { mountedRoutes, openApiPath } from '../api/openapi';
+import { proxiedRouteDocs } from '../api/route-docs';
 import { resourceRouteTable } from '../api/resources';
-import { request } from './support/api';
+import { newAccount, request } from './support/api';
 import { ROOT } from './support/platform';
 
 const execFileAsync = promisify(execFile);
@@ -54,7 +56,18 @@ test('every mounted route is in the documents, and every documented operation is
   }
   expect(mounted.size).toBeGreaterThan(100);
   expect([...mounted].filter((r) => !documented.has(r))).toEqual([]);
-  expect([...documented].filter((r) => !mounted.has(r))).toEqual([]);
+  const proxied = new Set(proxiedRouteDocs().map((d) => `${d.method.toUpperCase()} ${openApiPath(d.path)}`));
+  expect([...documented].filter((r) => !mounted.has(r) && !proxied.has(r))).toEqual([]);
+});
+
+test('routes served by proxies outside the route table, described next to the proxy, are really served', async () => {
+  const proxied = proxiedRouteDocs();
+  expect(proxied.map((d) => `${d.method} ${d.path}`)).toEqual(expect.arrayContaining(['get /v2/adserve']));
+  const account = await newAccount();
+  for (const d of proxied) {
+    const res = await account.test.request(d.method.toUpperCase(), openApiPath(d.path), d.method === 'get' ? undefined : {});
+    expect({ route: `${d.method} ${d.path}`, status: res.status }).not.toMatchObject({ status: 404 });
+  }
 });
 
 test('operations carry the catalog descriptions: fields, enums, required, defaults, errors, list envelope', () => {
