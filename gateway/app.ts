@@ -11,6 +11,7 @@ import { checkService, checkServices, eventLoopStall, LIVENESS_MAX_STALL_MS } fr
 import { DUPLICATE_MEMBER, duplicateMemberError, jsonBody } from './json-body';
 import { creativeFile } from './creatives';
 import { publicServeProxy, v2AdserveProxy } from './serving-proxy';
+import { docsRouter } from './docs';
 
 export interface GatewayOptions {
   resolver: KeyResolver;
@@ -19,6 +20,8 @@ export interface GatewayOptions {
   bodyLimit: string;
   /** Extra middleware between authentication and the API routes (rate limits, idempotency). */
   afterAuth?: express.RequestHandler[];
+  /** The API settings page (/settings/api). */
+  settings?: express.Router;
   /** Extra details for /healthz. */
   healthDetails?: () => Record<string, unknown>;
   /** False until both listeners are bound, and again once draining (for /readyz). */
@@ -75,6 +78,8 @@ export function createApp(opts: GatewayOptions): express.Express {
     .all(methodNotSupported);
   // Ad serving's public paths need no key; plain HTTP is fine for them (tags on http pages).
   app.use(publicServeProxy());
+  if (opts.settings) app.use(opts.settings);
+  app.use(docsRouter());
 
   app.use((req, _res, next) => {
     const version = versionOfPath(req.path);
@@ -134,6 +139,8 @@ export function refuseWithoutKey(req: http.IncomingMessage, res: http.ServerResp
   const path = q < 0 ? url : url.slice(0, q);
   const version = versionOfPath(path);
   if (!version) return false;
+  // The OpenAPI documents are public.
+  if (path === `/${version}/openapi.json`) return false;
   const secret = keyFromHeader(req.headers.authorization);
   if (secret && looksLikeApiKey(secret)) return false;
   const started = process.hrtime.bigint();

@@ -32,9 +32,15 @@ export class KeyResolver {
   private stream?: ClientReadableStream<KeyRevocation>;
   private stopped = false;
   private retryTimer?: NodeJS.Timeout;
+  /** Keys used since the last flush: their last-used times are written in one batch, off the request path. */
+  private used = new Set<number>();
+  private usageTimer?: NodeJS.Timeout;
+  private readonly usageFlushMs = envInt('KEY_USAGE_FLUSH_MS', 60_000);
 
   start(): void {
     this.watch();
+    this.usageTimer = setInterval(() => void this.flushUsage(), this.usageFlushMs);
+    this.usageTimer.unref();
   }
 
   /** Unexpired cached resolutions: keys this gateway can still authenticate without accounts. */
@@ -45,10 +51,29 @@ export class KeyResolver {
     return n;
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retryTimer);
+    clearInterval(this.usageTimer);
     this.stream?.cancel();
+    await this.flushUsage();
+  }
+
+  /** Notes a request made with this key (no I/O). */
+  noteUse(keyId: number): void {
+    if (this.used.size < 100_000) this.used.add(keyId);
+  }
+
+  private async flushUsage(): Promise<void> {
+    if (!this.used.size) return;
+    const keyIds = [...this.used];
+    this.used = new Set();
+    try {
+      await call('accounts', clientFor('accounts', AccountsClient), 'recordKeyUse', { keyIds }, new Metadata(), { idempotent: true, timeoutMs: 5000 });
+    } catch (err) {
+      // Last-used times are informative: a lost batch only leaves them a minute behind.
+      log.warn('recording key use failed', { error: (err as Error).message, keys: keyIds.length });
+    }
   }
 
   private watch(): void {
@@ -119,6 +144,7 @@ export function authenticate(resolver: KeyResolver) {
     try {
       const identity = await resolver.resolve(secret);
       if (!identity) return next(apiErrors.unauthenticated(version, INVALID_KEY_MESSAGE));
+      resolver.noteUse(identity.keyId);
       res.locals.ctx = { ...identity, version: version ?? 'v2' } satisfies RequestContext;
       next();
     } catch (err) {

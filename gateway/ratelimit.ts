@@ -93,6 +93,10 @@ export class MemoryWindow {
     return { allowed, limit, remaining: Math.max(0, limit - log.length), resetAt: (log[0] ?? now) + windowMs, now };
   }
 
+  count(key: string, windowMs = WINDOW_MS, now = Date.now()): number {
+    return (this.logs.get(key) ?? []).filter((t) => t > now - windowMs).length;
+  }
+
   /** Forgets budgets idle for a whole window, so memory follows the active accounts. */
   private sweep(now: number, windowMs: number): void {
     if (now - this.lastSweep < windowMs) return;
@@ -118,8 +122,9 @@ export class RateLimiter {
     state.redis?.defineCommand('adserverSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW_LUA });
   }
 
-  async hit(bucket: Bucket, accountId: number, limit: number): Promise<Decision> {
-    const key = `${this.state.prefix}ratelimit:${bucket}:${accountId}`;
+  /** Takes a slot of `bucket` for `id` (an account, or a sign-in email or address) if one is free. */
+  async hit(bucket: Bucket | 'signin-email' | 'signin-address', id: number | string, limit: number): Promise<Decision> {
+    const key = `${this.state.prefix}ratelimit:${bucket}:${id}`;
     const redis = this.state.client;
     if (redis) {
       try {
@@ -134,6 +139,21 @@ export class RateLimiter {
       }
     }
     return this.memory.hit(key, limit);
+  }
+
+  /** How many requests of an account's budget the last window counted, as `hit` sees them. */
+  async used(bucket: Bucket, accountId: number): Promise<number> {
+    const key = `${this.state.prefix}ratelimit:${bucket}:${accountId}`;
+    const redis = this.state.client;
+    if (redis) {
+      try {
+        const [sec, micro] = (await redis.time()).map(Number);
+        return await redis.zcount(key, `(${sec * 1000 + Math.floor(micro / 1000) - WINDOW_MS}`, '+inf');
+      } catch (err) {
+        this.state.commandFailed(err);
+      }
+    }
+    return this.memory.count(key);
   }
 }
 

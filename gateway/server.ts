@@ -10,6 +10,8 @@ import { KeyResolver } from './auth';
 import { idempotency } from './idempotency';
 import { RateLimiter, rateLimit } from './ratelimit';
 import { SharedState } from './redis-state';
+import { SessionStore } from './settings/sessions';
+import { settingsRouter } from './settings/settings-router';
 import { loadTlsCredentials } from './tls';
 
 export interface RunningGateway {
@@ -35,13 +37,15 @@ export async function startGateway(): Promise<RunningGateway> {
   resolver.start();
   const bodyLimit = envStr('BODY_LIMIT', '1mb')!;
   const shared = new SharedState();
+  const limiter = new RateLimiter(shared);
   const app = createApp({
+    settings: settingsRouter(new SessionStore(shared), limiter),
     resolver,
     trustedProxies: (envStr('TRUSTED_PROXIES', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     bodyLimit,
     // Rate limits first: a refused request must not reach (or claim) an idempotency key.
     // RATE_LIMITS=off exists for the bench, which prices the limiter against a gateway without it.
-    afterAuth: [...(envStr('RATE_LIMITS', 'on') === 'off' ? [] : [rateLimit(new RateLimiter(shared))]), idempotency(shared, bodyLimit)],
+    afterAuth: [...(envStr('RATE_LIMITS', 'on') === 'off' ? [] : [rateLimit(limiter)]), idempotency(shared, bodyLimit)],
     healthDetails: () => shared.details(),
     listening: () => listening && !draining,
   });
@@ -146,7 +150,7 @@ export async function startGateway(): Promise<RunningGateway> {
       await closed;
       clearTimeout(timer);
       clearTimeout(fresh);
-      resolver.stop();
+      await resolver.stop();
       await shared.close();
       metrics.close();
       closeClients();

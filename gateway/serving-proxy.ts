@@ -1,6 +1,7 @@
 import http, { type IncomingMessage } from 'node:http';
 import type express from 'express';
 import { createProxyMiddleware, fixRequestBody } from 'http-proxy-middleware';
+import { describeProxiedRoute } from './api/route-docs';
 import { envStr } from '../services/shared/config';
 import { internalToken } from '../services/shared/internal-token';
 import { log } from '../services/shared/log';
@@ -41,6 +42,19 @@ export function publicServeProxy(): express.RequestHandler {
       },
     },
   }) as unknown as express.RequestHandler;
+}
+
+// /v2/adserve is proxied to serving, outside the route table: its OpenAPI description lives here.
+for (const method of ['get', 'post'] as const) {
+  describeProxiedRoute({
+    method,
+    path: '/v2/adserve',
+    summary: 'An ad decision for a zone, answered by the serving process (a test key answers from test data and records nothing)',
+    tag: 'adserve',
+    query: method === 'get' ? { ID: { type: 'integer', description: 'Account id.' }, setID: { type: 'integer', description: 'Zone id.' }, type: { type: 'string', enum: ['json', 'jsonr'] }, size: { type: 'string', description: 'WIDTHxHEIGHT.' } } : undefined,
+    body: method === 'post' ? { ID: { type: 'integer' }, setID: { type: 'integer' }, type: { type: 'string', enum: ['json', 'jsonr'] }, size: { type: 'string' } } : undefined,
+    response: { schema: { type: 'object', description: 'The decision: `placements` keyed placement_1…, or `{"status":"NO_ADS"}`.' } },
+  });
 }
 
 /** `/v2/adserve`: after the key check and rate limit; the key's account and mode go with the token. */

@@ -1,7 +1,8 @@
 /**
  * Operator CLI, talking to the running accounts service over gRPC (ACCOUNTS_ADDR).
  *   npm run admin -- create-account --name NAME [--email EMAIL] [--password PW] [--features f1,f2]
- *   npm run admin -- create-key --account ID --mode test|live
+ *   npm run admin -- create-key --account ID --mode test|live --name NAME
+ *   npm run admin -- set-password --account ID --password PW
  *   npm run admin -- list-keys --account ID
  *   npm run admin -- delete-key --account ID --key ID
  *   npm run admin -- set-limits --account ID [--general N] [--reporting N]   (requests per 60 s; 0 = default)
@@ -49,7 +50,7 @@ function modeOf(s: string): Mode {
   throw new Error('--mode must be test or live');
 }
 
-const keyOut = (k: ApiKey) => ({ id: k.id, account: k.accountId, mode: k.mode === Mode.MODE_TEST ? 'test' : 'live', prefix: k.prefix, created_date: k.createdAt });
+const keyOut = (k: ApiKey) => ({ id: k.id, account: k.accountId, mode: k.mode === Mode.MODE_TEST ? 'test' : 'live', name: k.name, prefix: k.prefix, created_date: k.createdAt, last_used: k.lastUsedAt || null });
 
 async function run(command: string, args: Args): Promise<unknown> {
   const client = clientFor('accounts', AccountsClient);
@@ -69,8 +70,12 @@ async function run(command: string, args: Args): Promise<unknown> {
       return { account, keys: { test: res.testKey, live: res.liveKey } };
     }
     case 'create-key': {
-      const res = await rpc<{ key: ApiKey; secret: string }>('createApiKey', { accountId: Number(need(args, 'account')), mode: modeOf(need(args, 'mode')) });
+      const res = await rpc<{ key: ApiKey; secret: string }>('createApiKey', { accountId: Number(need(args, 'account')), mode: modeOf(need(args, 'mode')), name: need(args, 'name') });
       return { key: keyOut(res.key), secret: res.secret };
+    }
+    case 'set-password': {
+      const res = await rpc<{ id: number; email: string }>('setPassword', { accountId: Number(need(args, 'account')), password: need(args, 'password') });
+      return { account: { id: res.id, email: res.email || null, password_set: true } };
     }
     case 'list-keys': {
       const res = await rpc<{ keys: ApiKey[] }>('listApiKeys', { accountId: Number(need(args, 'account')) });
@@ -112,7 +117,7 @@ async function run(command: string, args: Args): Promise<unknown> {
       return { loaded: { account: opts.account, run: opts.run, events: opts.events, stored: res.stored, seconds: Number(res.seconds.toFixed(2)), events_per_second: Math.round(opts.events / res.seconds) } };
     }
     default:
-      throw new Error(`unknown command '${command}'; commands: create-account, create-key, list-keys, delete-key, set-limits, rebuild-rollups, load-events`);
+      throw new Error(`unknown command '${command}'; commands: create-account, create-key, set-password, list-keys, delete-key, set-limits, rebuild-rollups, load-events`);
   }
 }
 

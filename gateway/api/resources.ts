@@ -70,84 +70,73 @@ function mountKind(router: Router, view: View): void {
   const scoped = !!view.spec.scope;
   const ops = new Set(view.spec.operations ?? ALL_OPERATIONS);
   const disabled = view.spec.disabled ?? {};
-  const guard = (op: Operation, handler: (req: Request, res: Response) => Promise<void>) => async (req: Request, res: Response) => {
-    if (disabled[op]) throw apiErrors.badRequest(disabled[op]!, 'operation_disabled_error');
-    if (!ops.has(op)) throw apiErrors.notSupported(req.method, path + (req.params.id ? '/{id}' : ''));
-    await handler(req, res);
+  // Operations a view does not serve are not mounted: the catch-alls below answer them with 501, and
+  // the OpenAPI document (built from the same views) leaves them out.
+  const on = (method: 'get' | 'post' | 'put' | 'delete', p: string, op: Operation, handler: (req: Request, res: Response) => Promise<void>) => {
+    if (!ops.has(op)) return;
+    router[method](p, async (req: Request, res: Response) => {
+      if (disabled[op]) throw apiErrors.badRequest(disabled[op]!, 'operation_disabled_error');
+      await handler(req, res);
+    });
   };
   const fieldNames = knownFields([view]);
 
   if (view.spec.archive) mountArchive(router, view, fieldNames);
 
-  router.get(
-    path,
-    guard('list', async (req, res) => {
-      const ctx = ctxOf(res);
-      const lp = parseListParams(req);
-      const sp = parseShapeParams(req, fieldNames, view.expandable);
-      const bound = await scopeOf(view, req, res);
-      const filters = Object.entries(bound).map(([field, equals]) => ({ field, equals }));
-      const out = await backend.list(ctx, { kinds: [kind.kind], limit: lp.limit, offset: lp.offset, ids: lp.ids, newestFirst: view.version === 'v1', filters });
-      const url = req.path.replace(/\/+$/, '');
-      res.json({ object: 'list', has_more: out.hasMore, limit: lp.limit, offset: lp.offset, url, data: await shape(ctx, out.items, sp) });
-    }),
-  );
-  router.post(
-    path,
-    guard('create', async (req, res) => {
-      const ctx = ctxOf(res);
-      const sp = parseShapeParams(req, fieldNames, view.expandable);
-      const attributes = bodyAttributes(view, req);
-      for (const [field, parentId] of Object.entries(await scopeOf(view, req, res))) {
-        if (attributes[field] !== undefined && attributes[field] !== parentId) {
-          throw apiErrors.invalid([{ field: view.versionName(field), type: 'invalid_value', message: `'${view.versionName(field)}' must match the ${field} in the path (${parentId}).` }]);
-        }
-        attributes[field] = parentId;
+  on('get', path, 'list', async (req, res) => {
+    const ctx = ctxOf(res);
+    const lp = parseListParams(req);
+    const sp = parseShapeParams(req, fieldNames, view.expandable);
+    const bound = await scopeOf(view, req, res);
+    const filters = Object.entries(bound).map(([field, equals]) => ({ field, equals }));
+    const out = await backend.list(ctx, { kinds: [kind.kind], limit: lp.limit, offset: lp.offset, ids: lp.ids, newestFirst: view.version === 'v1', filters });
+    const url = req.path.replace(/\/+$/, '');
+    res.json({ object: 'list', has_more: out.hasMore, limit: lp.limit, offset: lp.offset, url, data: await shape(ctx, out.items, sp) });
+  });
+  on('post', path, 'create', async (req, res) => {
+    const ctx = ctxOf(res);
+    const sp = parseShapeParams(req, fieldNames, view.expandable);
+    const attributes = bodyAttributes(view, req);
+    for (const [field, parentId] of Object.entries(await scopeOf(view, req, res))) {
+      if (attributes[field] !== undefined && attributes[field] !== parentId) {
+        throw apiErrors.invalid([{ field: view.versionName(field), type: 'invalid_value', message: `'${view.versionName(field)}' must match the ${field} in the path (${parentId}).` }]);
       }
-      const created = await backend.create(ctx, kind.kind, attributes);
-      markReplayed(res, created.replayed);
-      res.json((await shape(ctx, [created], sp))[0]);
-    }),
-  );
-  router.get(
-    `${path}/:id`,
-    guard('get', async (req, res) => {
-      const ctx = ctxOf(res);
-      const id = parseId(req.params.id as string, kind.title);
-      const sp = parseShapeParams(req, fieldNames, view.expandable);
-      const found = scoped ? (await loadScoped(view, req, res, id)).resource : await backend.get(ctx, kind.kind, id);
-      res.json((await shape(ctx, [found], sp))[0]);
-    }),
-  );
-  router.put(
-    `${path}/:id`,
-    guard('update', async (req, res) => {
-      const ctx = ctxOf(res);
-      const id = parseId(req.params.id as string, kind.title);
-      const sp = parseShapeParams(req, fieldNames, view.expandable);
-      const attributes = bodyAttributes(view, req);
-      if (scoped) {
-        const { bound } = await loadScoped(view, req, res, id);
-        for (const field of Object.keys(bound)) {
-          if (attributes[field] !== undefined && attributes[field] !== bound[field]) {
-            throw apiErrors.invalid([{ field: view.versionName(field), type: 'invalid_value', message: `'${view.versionName(field)}' cannot be moved to another ${field}.` }]);
-          }
+      attributes[field] = parentId;
+    }
+    const created = await backend.create(ctx, kind.kind, attributes);
+    markReplayed(res, created.replayed);
+    res.json((await shape(ctx, [created], sp))[0]);
+  });
+  on('get', `${path}/:id`, 'get', async (req, res) => {
+    const ctx = ctxOf(res);
+    const id = parseId(req.params.id as string, kind.title);
+    const sp = parseShapeParams(req, fieldNames, view.expandable);
+    const found = scoped ? (await loadScoped(view, req, res, id)).resource : await backend.get(ctx, kind.kind, id);
+    res.json((await shape(ctx, [found], sp))[0]);
+  });
+  on('put', `${path}/:id`, 'update', async (req, res) => {
+    const ctx = ctxOf(res);
+    const id = parseId(req.params.id as string, kind.title);
+    const sp = parseShapeParams(req, fieldNames, view.expandable);
+    const attributes = bodyAttributes(view, req);
+    if (scoped) {
+      const { bound } = await loadScoped(view, req, res, id);
+      for (const field of Object.keys(bound)) {
+        if (attributes[field] !== undefined && attributes[field] !== bound[field]) {
+          throw apiErrors.invalid([{ field: view.versionName(field), type: 'invalid_value', message: `'${view.versionName(field)}' cannot be moved to another ${field}.` }]);
         }
       }
-      const updated = await backend.update(ctx, kind.kind, id, attributes);
-      res.json((await shape(ctx, [updated], sp))[0]);
-    }),
-  );
-  router.delete(
-    `${path}/:id`,
-    guard('delete', async (req, res) => {
-      const ctx = ctxOf(res);
-      const id = parseId(req.params.id as string, kind.title);
-      if (scoped) await loadScoped(view, req, res, id);
-      const out = await backend.delete(ctx, kind.kind, id);
-      res.json(deleteResult(view.version, view.spec.stringId ? String(out.id) : out.id));
-    }),
-  );
+    }
+    const updated = await backend.update(ctx, kind.kind, id, attributes);
+    res.json((await shape(ctx, [updated], sp))[0]);
+  });
+  on('delete', `${path}/:id`, 'delete', async (req, res) => {
+    const ctx = ctxOf(res);
+    const id = parseId(req.params.id as string, kind.title);
+    if (scoped) await loadScoped(view, req, res, id);
+    const out = await backend.delete(ctx, kind.kind, id);
+    res.json(deleteResult(view.version, view.spec.stringId ? String(out.id) : out.id));
+  });
   router.all(path, methodNotSupported);
   router.all(`${path}/:id`, methodNotSupported);
 }
@@ -228,6 +217,11 @@ function mountGroup(router: Router, group: KindGroup): void {
 
 /** Every catalog-described route of both versions. Specific paths mount before `/{id}` patterns. */
 export function resourceRouter(): RequestHandler {
+  return resourceRouteTable().handler();
+}
+
+/** The table of every catalog-described route and every route beyond CRUD, in mounting order. */
+export function resourceRouteTable(): RouteTable {
   const table = new RouteTable();
   // The mount functions only add routes, which the table takes like a Router.
   const router = table as unknown as Router;
@@ -240,6 +234,6 @@ export function resourceRouter(): RequestHandler {
     views.sort((a, b) => b.path.length - a.path.length);
     for (const view of views) mountKind(router, view);
   }
-  return table.handler();
+  return table;
 }
 

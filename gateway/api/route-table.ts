@@ -40,7 +40,11 @@ export class RouteTable {
     return r;
   }
 
+  /** Every route in mounting order (the OpenAPI test compares them with the documents). */
+  private readonly mounted: { method: Method; path: Pattern }[] = [];
+
   private add(method: Method, p: Pattern, handlers: RequestHandler[]): this {
+    this.mounted.push({ method, path: p });
     this.router(p)[method](p, ...handlers);
     return this;
   }
@@ -60,6 +64,11 @@ export class RouteTable {
     else this.router(first).use(first, ...h);
     return this;
   };
+
+  /** Method and path of every route mounted so far. */
+  routes(): readonly { method: Method; path: Pattern }[] {
+    return this.mounted;
+  }
 
   /** The middleware that dispatches a request to its segment's router. */
   handler(): RequestHandler {

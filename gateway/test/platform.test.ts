@@ -51,7 +51,7 @@ describe('operator contract', () => {
 
   test('a deleted key stops working at once, though gateways cache keys', async () => {
     const acct = await newAccount();
-    const { stdout } = await admin('create-key', '--account', String(acct.id), '--mode', 'test');
+    const { stdout } = await admin('create-key', '--account', String(acct.id), '--mode', 'test', '--name', 'Platform test');
     const { key, secret } = JSON.parse(stdout);
     expect((await as(secret).get('/v2/publishers')).status).toBe(200);
     const listed = JSON.parse((await admin('list-keys', '--account', String(acct.id))).stdout);

@@ -15,7 +15,10 @@ import type { Database } from '../shared/db';
 import { formatTimestamp, schemaFor } from '../shared/db';
 import { fail } from '../shared/errors';
 import { holdSubscription, implement, type ServiceBinding } from '../shared/grpc/server';
-import { hashPassword } from '../shared/passwords';
+import { hashPassword, verifyPassword } from '../shared/passwords';
+
+/** A hash no password matches in practice: checked when the email is unknown, so both cases cost the same. */
+const DUMMY_HASH = 'scrypt$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
 import { channelName, notify, PgListener } from '../shared/pg-notify';
 import type { Mode } from '../shared/tenant';
 import { newApiKey } from '../shared/api-keys';
@@ -42,18 +45,38 @@ interface KeyRow {
   mode: Mode;
   key_hash: string;
   prefix: string;
+  name: string;
+  suffix: string;
   created_at: Date;
+  last_used_at: Date | null;
 }
 
 const toProtoMode = (m: Mode) => (m === 'test' ? ProtoMode.MODE_TEST : ProtoMode.MODE_LIVE);
 const fromProtoMode = (m: ProtoMode): Mode | undefined => (m === ProtoMode.MODE_TEST ? 'test' : m === ProtoMode.MODE_LIVE ? 'live' : undefined);
 
 function toAccount(r: AccountRow): Account {
-  return { id: Number(r.id), name: r.name, email: r.email ?? '', features: r.features ?? [], createdAt: formatTimestamp(r.created_at) };
+  return {
+    id: Number(r.id),
+    name: r.name,
+    email: r.email ?? '',
+    features: r.features ?? [],
+    createdAt: formatTimestamp(r.created_at),
+    generalLimit: r.general_limit ?? 0,
+    reportingLimit: r.reporting_limit ?? 0,
+  };
 }
 
 function toApiKey(r: KeyRow): ApiKey {
-  return { id: Number(r.id), accountId: Number(r.account_id), mode: toProtoMode(r.mode), prefix: r.prefix, createdAt: formatTimestamp(r.created_at) };
+  return {
+    id: Number(r.id),
+    accountId: Number(r.account_id),
+    mode: toProtoMode(r.mode),
+    prefix: r.prefix,
+    createdAt: formatTimestamp(r.created_at),
+    name: r.name,
+    suffix: r.suffix ?? '',
+    lastUsedAt: r.last_used_at ? formatTimestamp(r.last_used_at) : '',
+  };
 }
 
 /**
@@ -102,12 +125,69 @@ export function accountsBinding(db: Database, feed: ReturnType<typeof keyRevocat
           .insert({ name, email: req.email || null, password_hash: passwordHash, features: JSON.stringify([...new Set(req.features)]) } as never)
           .returning('*');
         await trx('api_keys').insert([
-          { account_id: acc.id, mode: 'test', key_hash: test.hash, prefix: test.prefix },
-          { account_id: acc.id, mode: 'live', key_hash: live.hash, prefix: live.prefix },
+          { account_id: acc.id, mode: 'test', key_hash: test.hash, prefix: test.prefix, suffix: test.secret.slice(-4), name: 'Default test key' },
+          { account_id: acc.id, mode: 'live', key_hash: live.hash, prefix: live.prefix, suffix: live.secret.slice(-4), name: 'Default live key' },
         ]);
         return acc;
       });
       return { account: toAccount(account), testKey: test.secret, liveKey: live.secret };
+    },
+
+    async setPassword(req: { accountId: number; password: string }) {
+      if (!req.password || req.password.length < 8) throw fail.invalid([{ field: 'password', type: 'invalid_value', message: "'password' must be at least 8 characters long." }]);
+      if (req.password.length > 1024) throw fail.invalid([{ field: 'password', type: 'invalid_value', message: "'password' must be at most 1024 characters long." }]);
+      await getAccount(req.accountId);
+      const [row] = await knex<AccountRow>('accounts').where({ id: req.accountId }).update({ password_hash: await hashPassword(req.password) } as never).returning('*');
+      return toAccount(row);
+    },
+
+    async recordKeyUse(req: { keyIds: number[] }) {
+      const ids = [...new Set(req.keyIds.map(Number))].filter((id) => Number.isSafeInteger(id) && id > 0).slice(0, 10_000);
+      if (!ids.length) return { updated: 0 };
+      // The age guard keeps the write to one a minute per key whatever the number of gateways.
+      const updated = await knex('api_keys')
+        .whereIn('id', ids)
+        .andWhere((q) => q.whereNull('last_used_at').orWhereRaw("last_used_at < now() - interval '1 minute'"))
+        .update({ last_used_at: knex.fn.now() });
+      return { updated: Number(updated) };
+    },
+
+    async signIn(req: { email: string; password: string }) {
+      const email = (req.email ?? '').trim().toLowerCase();
+      const row = email && email.length <= 255 ? await knex<AccountRow & { password_hash: string | null }>('accounts').whereRaw('lower(email) = ?', [email]).orderBy('id').first() : undefined;
+      // The same work and the same answer whether the email or the password is wrong.
+      const ok = await verifyPassword(String(req.password ?? '').slice(0, 1024), row?.password_hash ?? DUMMY_HASH);
+      if (!row || !row.password_hash || !ok) throw fail.notFound('account with this email and password', 'given');
+      return toAccount(row);
+    },
+
+    async createSession(req: { sessionHash: string; accountId: number; csrfToken: string }) {
+      if (!/^[0-9a-f]{64}$/.test(req.sessionHash) || !/^[A-Za-z0-9_-]{20,64}$/.test(req.csrfToken)) {
+        throw fail.invalid([{ field: 'session_hash', type: 'invalid_value', message: 'A session needs a SHA-256 hash and a CSRF token.' }]);
+      }
+      await getAccount(req.accountId);
+      await knex('settings_sessions').insert({ session_hash: req.sessionHash, account_id: req.accountId, csrf_token: req.csrfToken });
+      return { sessionHash: req.sessionHash, accountId: Number(req.accountId), csrfToken: req.csrfToken };
+    },
+
+    async touchSession(req: { sessionHash: string; idleSeconds: number }) {
+      const idle = Math.max(1, Math.min(req.idleSeconds || 43_200, 7 * 86_400));
+      const [row] = await knex('settings_sessions')
+        .where({ session_hash: String(req.sessionHash) })
+        .andWhereRaw("last_seen_at > now() - make_interval(secs => ?)", [idle])
+        .update({ last_seen_at: knex.fn.now() })
+        .returning(['session_hash', 'account_id', 'csrf_token']);
+      if (!row) {
+        // Expired sessions go when they are next presented (and with their account).
+        await knex('settings_sessions').where({ session_hash: String(req.sessionHash) }).delete();
+        throw fail.notFound('session', 'given');
+      }
+      return { sessionHash: row.session_hash, accountId: Number(row.account_id), csrfToken: row.csrf_token };
+    },
+
+    async endSessions(req: { accountId: number }) {
+      const ended = await knex('settings_sessions').where({ account_id: req.accountId }).delete();
+      return { ended: Number(ended) };
     },
 
     async getAccount(req: { id: number }) {
@@ -134,12 +214,14 @@ export function accountsBinding(db: Database, feed: ReturnType<typeof keyRevocat
       };
     },
 
-    async createApiKey(req: { accountId: number; mode: ProtoMode }) {
+    async createApiKey(req: { accountId: number; mode: ProtoMode; name: string }) {
       await getAccount(req.accountId);
       const mode = fromProtoMode(req.mode);
       if (!mode) throw fail.invalid([{ field: 'mode', type: 'invalid_value', message: "'mode' must be test or live." }]);
+      const name = (req.name ?? '').trim();
+      if (!name || name.length > 100) throw fail.invalid([{ field: 'name', type: 'invalid_value', message: "'name' is required: 1-100 characters that say what the key is for." }]);
       const key = newApiKey(mode);
-      const [row] = await knex<KeyRow>('api_keys').insert({ account_id: req.accountId, mode, key_hash: key.hash, prefix: key.prefix }).returning('*');
+      const [row] = await knex<KeyRow>('api_keys').insert({ account_id: req.accountId, mode, key_hash: key.hash, prefix: key.prefix, suffix: key.secret.slice(-4), name }).returning('*');
       return { key: toApiKey(row), secret: key.secret };
     },
 

@@ -37,4 +37,32 @@ export const migrations: Migration[] = [
       });
     },
   },
+  {
+    name: '0004_api_key_names',
+    async up(db) {
+      // Keys made before names existed are named after their mode, as new accounts' first keys are.
+      await db.schema.alterTable('api_keys', (t) => {
+        t.string('name', 100).notNullable().defaultTo('');
+        // The last 4 characters, so that the owner can recognise a key (empty for keys made before).
+        t.string('suffix', 4).notNullable().defaultTo('');
+        t.timestamp('last_used_at', { useTz: true }).nullable();
+      });
+      await db.raw("update api_keys set name = case mode when 'test' then 'Default test key' else 'Default live key' end where name = ''");
+    },
+  },
+  {
+    name: '0005_settings_sessions',
+    async up(db) {
+      // Sessions of the API settings page when gateways have no Redis: the SHA-256 of the cookie's id.
+      await db.schema.createTable('settings_sessions', (t) => {
+        t.string('session_hash', 64).primary();
+        t.bigInteger('account_id').notNullable().references('id').inTable('accounts').onDelete('CASCADE');
+        t.string('csrf_token', 64).notNullable();
+        t.timestamp('last_seen_at', { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.index(['account_id']);
+      });
+      // Sign-in looks accounts up by email.
+      await db.raw('create index accounts_email_lower on accounts (lower(email))');
+    },
+  },
 ];

@@ -8,6 +8,8 @@ import { ApiError, methodNotSupported } from '../../errors';
 import { markReplayed } from '../../idempotency';
 import { callService } from '../backend';
 import { actionBody, parseId } from '../params';
+import type { FieldSpec } from '../../../services/shared/catalog';
+import { documentedRoute } from '../route-docs';
 import type { ActionModule } from './index';
 
 const NATIVE_TO_IMAGE_FEATURE = 'native-to-image';
@@ -46,17 +48,27 @@ export const adItemActions: ActionModule = (router: Router) => {
     next();
   });
 
-  router.post('/v2/ad-items/native/:id/to-image', async (req: Request, res: Response) => {
+  const toImageBody = {
+    media_group: { type: 'ref', ref: 'media_group', required: true },
+    size: { type: 'string', required: true, format: 'size' },
+    name: { type: 'string', maxLength: 255, nullable: true },
+  } as const satisfies Record<string, FieldSpec>;
+  documentedRoute(router, {
+    method: 'post',
+    path: '/v2/ad-items/native/:id/to-image',
+    summary: 'Convert a native ad item into an image ad item (a scheduled task)',
+    description: "Needs the account feature 'native-to-image'.",
+    tag: 'ad-items',
+    pathParams: { id: 'The native ad item id.' },
+    body: toImageBody,
+    response: { schema: { type: 'object', properties: { data: { type: 'object', properties: { status: { const: 'success' }, task: { type: 'integer' }, task_url: { type: 'string' } } } } } },
+  }, async (req: Request, res: Response) => {
     const ctx = ctxOf(res);
     const id = parseId(req.params.id as string, 'native ad item');
     if (!ctx.features.includes(NATIVE_TO_IMAGE_FEATURE)) {
       throw new ApiError(403, 'feature_not_enabled_error', "The 'Native Ad to Image' feature (native-to-image) is not enabled on this account.");
     }
-    const body = actionBody(req, 'a to-image request', {
-      media_group: { type: 'ref', ref: 'media_group', required: true },
-      size: { type: 'string', required: true, format: 'size' },
-      name: { type: 'string', maxLength: 255, nullable: true },
-    });
+    const body = actionBody(req, 'a to-image request', toImageBody);
     const task = await callService<NativeToImageTask>(ctx, 'inventory', AdItemTasksClient, 'scheduleNativeToImage', {
       nativeAdItem: id,
       mediaGroup: body.media_group,
@@ -68,7 +80,23 @@ export const adItemActions: ActionModule = (router: Router) => {
   });
   router.all('/v2/ad-items/native/:id/to-image', methodNotSupported);
 
-  router.get(`${TASKS_PATH}/:task`, async (req: Request, res: Response) => {
+  documentedRoute(router, {
+    method: 'get',
+    path: `${TASKS_PATH}/:task`,
+    summary: 'The status and result of a native-to-image task',
+    tag: 'scheduled-tasks',
+    pathParams: { task: 'The task id.' },
+    response: {
+      schema: {
+        type: 'object',
+        properties: {
+          object: { const: 'scheduled_task' },
+          url: { type: 'string' },
+          data: { type: 'object', properties: { status: { type: 'string' }, started_at: { type: ['string', 'null'] }, completed_at: { type: ['string', 'null'] }, percent_complete: { type: 'number' }, results: { type: ['object', 'null'] } } },
+        },
+      },
+    },
+  }, async (req: Request, res: Response) => {
     const ctx = ctxOf(res);
     const id = parseId(req.params.task as string, 'native-to-image task');
     const task = await callService<NativeToImageTask>(ctx, 'inventory', AdItemTasksClient, 'getNativeToImageTask', { id }, { idempotent: true });

@@ -4,6 +4,7 @@ import { ctxOf } from '../../context';
 import { apiErrors, methodNotSupported } from '../../errors';
 import { callService } from '../backend';
 import { parseId, parseListParams } from '../params';
+import { documentedRoute } from '../route-docs';
 import { reportOut } from './reports';
 
 const DISPLAY = '/v2/reports/report-configurations';
@@ -45,7 +46,11 @@ export function customReportActions(router: Router): void {
   });
 
   for (const [base, vast] of [[DISPLAY, false], [VAST, true]] as const) {
-    router.post(`${base}/:id/generate`, async (req, res) => {
+    const tag = vast ? 'vast-custom-reports' : 'report-configurations';
+    const generated = { type: 'object', properties: { object: { const: 'generated_report_configuration' }, self: { type: 'string' }, id: { type: 'integer' }, status: { type: 'string' } } };
+    const ids = { id: 'The report configuration id.', sid: 'The schedule id.', gid: 'The generated report id.' };
+    const listQuery = { limit: { type: 'integer', min: 1, max: 100 }, offset: { type: 'integer', min: 0 }, id: { type: 'string', description: 'Comma-separated ids.' } } as const;
+    documentedRoute(router, { method: 'post', path: `${base}/:id/generate`, summary: 'Queue a generation of a report configuration', tag, pathParams: ids, response: { schema: generated } }, async (req, res) => {
       const configuration = parseId(req.params.id as string, 'report configuration');
       const g = await callService<GeneratedReport>(ctxOf(res), 'reporting', CustomReportsClient, 'generate', { configuration, vast });
       res.json(generatedOut(g, base, false));
@@ -71,11 +76,15 @@ export function customReportActions(router: Router): void {
       }, { idempotent: true });
       res.json(generatedOut(g, base, true));
     };
-    router.get(`${base}/generated`, list(false, false));
-    router.get(`${base}/:id/generated`, list(true, false));
-    router.get(`${base}/:id/generated/:gid`, one(false));
-    router.get(`${base}/:id/schedules/:sid/generated`, list(true, true));
-    router.get(`${base}/:id/schedules/:sid/generated/:gid`, one(true));
+    const listed = (path: string, summary: string, handler: (req: Request, res: Response) => Promise<void>) =>
+      documentedRoute(router, { method: 'get', path, summary, tag, pathParams: ids, query: listQuery, response: { listOf: generated } }, handler);
+    const single = (path: string, summary: string, handler: (req: Request, res: Response) => Promise<void>) =>
+      documentedRoute(router, { method: 'get', path, summary, tag, pathParams: ids, response: { schema: generated } }, handler);
+    listed(`${base}/generated`, 'Every generated report', list(false, false));
+    listed(`${base}/:id/generated`, 'The generated reports of a configuration', list(true, false));
+    single(`${base}/:id/generated/:gid`, 'A generated report with its result', one(false));
+    listed(`${base}/:id/schedules/:sid/generated`, 'The generated reports of a schedule', list(true, true));
+    single(`${base}/:id/schedules/:sid/generated/:gid`, 'A generated report of a schedule with its result', one(true));
     for (const p of [`${base}/:id/generate`, `${base}/generated`, `${base}/:id/generated`, `${base}/:id/generated/:gid`, `${base}/:id/schedules/:sid/generated`, `${base}/:id/schedules/:sid/generated/:gid`]) {
       router.all(p, methodNotSupported);
     }

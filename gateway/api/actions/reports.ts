@@ -9,6 +9,7 @@ import { ctxOf } from '../../context';
 import { apiErrors, methodNotSupported } from '../../errors';
 import { callService } from '../backend';
 import { parseListParams, queryFlag } from '../params';
+import { documentedRoute, namedQuery } from '../route-docs';
 
 /**
  * The reports of the reference API (display and VAST reports, geo summaries, click and conversion
@@ -135,9 +136,9 @@ export function reportActions(router: Router): void {
     const report = await callService<Report>(ctxOf(res), 'reporting', ReportsClient, 'getReport', reportQueryOf(q, vast), { idempotent: true, timeoutMs: 30_000 });
     res.json(reportOut(report, req.path));
   };
-  router.get('/v2/reports', getReport(false));
-  router.get('/v2/vast-reports', getReport(true));
-  router.get('/v2/vast/reports', getReport(true));
+  documentedRoute(router, { method: 'get', path: '/v2/reports', summary: 'A delivery report (impressions, clicks, conversions, optionally money) over a period', tag: 'reports', query: namedQuery(REPORT_PARAMS, REPORT_FLAGS), response: { schema: { type: 'object' } } }, getReport(false));
+  documentedRoute(router, { method: 'get', path: '/v2/vast-reports', summary: 'A VAST delivery report over a period', tag: 'reports', query: namedQuery(VAST_REPORT_PARAMS, REPORT_FLAGS), response: { schema: { type: 'object' } } }, getReport(true));
+  documentedRoute(router, { method: 'get', path: '/v2/vast/reports', summary: "A VAST delivery report over a period (the reference's path)", tag: 'reports', query: namedQuery(VAST_REPORT_PARAMS, REPORT_FLAGS), response: { schema: { type: 'object' } } }, getReport(true));
 
   const geo = (vast: boolean) => async (req: Request, res: Response) => {
     const q = queryOf(req, GEO_PARAMS);
@@ -153,8 +154,8 @@ export function reportActions(router: Router): void {
       meta: { type: r.type, from: r.from, to: r.to, timezone: r.timezone },
     });
   };
-  router.get('/v2/reports/geo-summary-report', geo(false));
-  router.get('/v2/vast-reports/geo-summary-report', geo(true));
+  documentedRoute(router, { method: 'get', path: '/v2/reports/geo-summary-report', summary: 'Delivery by country', tag: 'reports', query: namedQuery(GEO_PARAMS, REPORT_FLAGS), response: { schema: { type: 'object' } } }, geo(false));
+  documentedRoute(router, { method: 'get', path: '/v2/vast-reports/geo-summary-report', summary: 'VAST delivery by country', tag: 'reports', query: namedQuery(GEO_PARAMS, REPORT_FLAGS), response: { schema: { type: 'object' } } }, geo(true));
 
   const details = (kind: 'click' | 'conversion') => async (req: Request, res: Response) => {
     const q = queryOf(req, DETAIL_PARAMS);
@@ -171,10 +172,17 @@ export function reportActions(router: Router): void {
       meta: { limit, offset, has_more: page.hasMore, from: page.from, to: page.to, timezone: page.timezone },
     });
   };
-  router.get('/v2/reports/click-details', details('click'));
-  router.get('/v2/reports/conversion-details', details('conversion'));
+  documentedRoute(router, { method: 'get', path: '/v2/reports/click-details', summary: 'Single click events', tag: 'reports', query: namedQuery(DETAIL_PARAMS, REPORT_FLAGS), response: { schema: { type: 'object' } } }, details('click'));
+  documentedRoute(router, { method: 'get', path: '/v2/reports/conversion-details', summary: 'Single conversion events', tag: 'reports', query: namedQuery(DETAIL_PARAMS, REPORT_FLAGS), response: { schema: { type: 'object' } } }, details('conversion'));
 
-  router.get('/v2/event-logs', async (req, res) => {
+  documentedRoute(router, {
+    method: 'get',
+    path: '/v2/event-logs',
+    summary: 'The days for which an event log can be fetched, with their URLs',
+    tag: 'event-logs',
+    query: namedQuery(EVENT_LOG_PARAMS),
+    response: { schema: { type: 'object', properties: { object: { const: 'event_logs' }, url: { type: 'string' }, data: { type: 'object', additionalProperties: { type: 'string' } } } } },
+  }, async (req, res) => {
     const q = queryOf(req, EVENT_LOG_PARAMS);
     const out = await callService<EventLogExport>(ctxOf(res), 'reporting', ReportsClient, 'exportEventLog', { logType: q.log_type, from: q.from, to: q.to, listOnly: true }, { idempotent: true });
     res.json({
@@ -185,7 +193,15 @@ export function reportActions(router: Router): void {
     });
   });
   /** One UTC day of one log type as CSV (each row carries its hour), fetched with the same key. */
-  router.get('/v2/event-logs/:logType/:file', async (req, res) => {
+  documentedRoute(router, {
+    method: 'get',
+    path: '/v2/event-logs/:logType/:file',
+    summary: 'One UTC day of one event log as CSV',
+    tag: 'event-logs',
+    pathParams: { logType: 'The log type.', file: 'The day, as YYYY-MM-DD.csv.' },
+    response: { schema: { type: 'string' } },
+    contentType: 'text/csv',
+  }, async (req, res) => {
     queryOf(req, []);
     const m = /^(\d{4}-\d{2}-\d{2})\.csv$/.exec(req.params.file as string);
     if (!m) throw apiErrors.notFound(`No event log ${String(req.params.file).slice(0, 64)}; event logs are named YYYY-MM-DD.csv.`);

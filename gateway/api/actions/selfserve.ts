@@ -8,7 +8,7 @@ import {
   type WalletNotice,
   type WalletTransaction,
 } from '../../../proto/gen/adserver/selfserve/v1/selfserve';
-import { getKind } from '../../../services/shared/catalog';
+import { getKind, type FieldSpec } from '../../../services/shared/catalog';
 import { moneyNumber, moneyText } from '../../../services/shared/money';
 import { ctxOf } from '../../context';
 import { apiErrors } from '../../errors';
@@ -16,10 +16,44 @@ import { markReplayed } from '../../idempotency';
 import { callService } from '../backend';
 import { actionBody, parseId, parseListParams, parseShapeParams } from '../params';
 import { shape } from '../shape';
+import { documentedRoute, type JsonSchema } from '../route-docs';
 import { viewOf } from '../views';
 
 const CUSTOMERS = '/v2/self-serve/customers';
 const ORDERS = '/v2/self-serve/orders';
+
+const LIST_QUERY = {
+  limit: { type: 'integer', min: 1, max: 100, default: 10, description: 'Page size.' },
+  offset: { type: 'integer', min: 0, default: 0, description: 'Items to skip.' },
+} as const;
+
+const TRANSACTION_SCHEMA: JsonSchema = {
+  type: 'object',
+  properties: {
+    object: { const: 'wallet_transaction' },
+    self: { type: 'string' },
+    id: { type: 'integer' },
+    customer: { type: 'integer' },
+    type: { type: 'string', description: 'What moved the money (a deposit, an order, a release of a hold).' },
+    amount: { type: 'number', description: 'Signed amount, two decimals.' },
+    balance: { type: 'number', description: 'The wallet balance after this transaction.' },
+    order: { type: ['integer', 'null'] },
+    created_date: { type: 'string', description: 'YYYY-MM-DD HH:MM:SS, UTC.' },
+  },
+};
+
+const NOTICE_SCHEMA: JsonSchema = {
+  type: 'object',
+  properties: {
+    object: { const: 'wallet_notice' },
+    id: { type: 'integer' },
+    customer: { type: 'integer' },
+    type: { enum: ['low_funds', 'zero_funds'] },
+    balance: { type: 'number' },
+    threshold: { type: 'number' },
+    created_date: { type: 'string', description: 'YYYY-MM-DD HH:MM:SS, UTC.' },
+  },
+};
 
 /** Money crosses gRPC as decimal text; the API shows it as a number (two decimals at most). */
 const money = moneyNumber;
@@ -61,17 +95,34 @@ async function render(res: Response, req: Request, kind: string, resource: Resou
  * history (transactions, low/zero-funds notices). Each calls the selfserve service's SelfServe API.
  */
 export function selfserveActions(router: Router): void {
-  router.put(`${CUSTOMERS}/:id/add-funds`, async (req, res) => {
+  const addFunds = { amount: { type: 'number', required: true, min: 0.01, max: 1e9, decimals: 2 } } as const satisfies Record<string, FieldSpec>;
+  documentedRoute(router, {
+    method: 'put',
+    path: `${CUSTOMERS}/:id/add-funds`,
+    summary: "Add funds to a customer's wallet",
+    tag: 'self-serve customers',
+    pathParams: { id: 'The customer id.' },
+    body: addFunds,
+    response: { schema: { allOf: [{ $ref: '#/components/schemas/customer' }, { type: 'object', properties: { transaction: TRANSACTION_SCHEMA } }] } },
+  }, async (req, res) => {
     const ctx = ctxOf(res);
     const id = parseId(req.params.id as string, 'customer');
-    const body = actionBody(req, 'an add-funds request', { amount: { type: 'number', required: true, min: 0.01, max: 1e9, decimals: 2 } });
+    const body = actionBody(req, 'an add-funds request', addFunds);
     const out = await callService<AddFundsResponse>(ctx, 'selfserve', SelfServeClient, 'addFunds', { customerId: id, amount: moneyText(body.amount as number) }, { keyed: true });
     markReplayed(res, out.replayed);
     res.json({ ...(await render(res, req, 'customer', out.customer!)), transaction: transactionOut(out.transaction!) });
   });
 
-  const history = (segment: string, method: string, out: (x: never) => unknown) =>
-    router.get(`${CUSTOMERS}/:id/${segment}`, async (req, res) => {
+  const history = (segment: string, method: string, out: (x: never) => unknown, item: JsonSchema) =>
+    documentedRoute(router, {
+      method: 'get',
+      path: `${CUSTOMERS}/:id/${segment}`,
+      summary: segment === 'transactions' ? "A customer's wallet transactions, newest first" : "A customer's low-funds and zero-funds notices",
+      tag: 'self-serve customers',
+      pathParams: { id: 'The customer id.' },
+      query: LIST_QUERY,
+      response: { listOf: item },
+    }, async (req, res) => {
       const ctx = ctxOf(res);
       const id = parseId(req.params.id as string, 'customer');
       const lp = parseListParams(req);
@@ -81,12 +132,21 @@ export function selfserveActions(router: Router): void {
       }, { idempotent: true });
       res.json({ object: 'list', has_more: list.hasMore, limit: lp.limit, offset: lp.offset, url: req.path, data: list.items.map((i) => out(i as never)) });
     });
-  history('transactions', 'listWalletTransactions', transactionOut as (x: never) => unknown);
-  history('notices', 'listWalletNotices', noticeOut as (x: never) => unknown);
+  history('transactions', 'listWalletTransactions', transactionOut as (x: never) => unknown, TRANSACTION_SCHEMA);
+  history('notices', 'listWalletNotices', noticeOut as (x: never) => unknown, NOTICE_SCHEMA);
 
-  router.post(ORDERS, async (req, res) => {
+  const orderBody = { cart: { type: 'ref', ref: 'cart', required: true }, customer: { type: 'ref', ref: 'customer', required: true } } as const satisfies Record<string, FieldSpec>;
+  documentedRoute(router, {
+    method: 'post',
+    path: ORDERS,
+    summary: "Place an order: turn a cart into campaigns paid from the customer's wallet",
+    tag: 'self-serve orders',
+    body: orderBody,
+    response: { resource: 'order' },
+    errors: [402, 409],
+  }, async (req, res) => {
     const ctx = ctxOf(res);
-    const body = actionBody(req, 'an order request', { cart: { type: 'ref', ref: 'cart', required: true }, customer: { type: 'ref', ref: 'customer', required: true } });
+    const body = actionBody(req, 'an order request', orderBody);
     const order = await callService<Resource>(ctx, 'selfserve', SelfServeClient, 'placeOrder', { cartId: body.cart, customerId: body.customer }, { timeoutMs: 60_000, keyed: true });
     markReplayed(res, order.replayed);
     res.json(await render(res, req, 'order', order));

@@ -6,7 +6,16 @@ import { apiErrors, methodNotSupported } from '../../errors';
 import { callService } from '../backend';
 import { parseId, queryFlag } from '../params';
 import { viewOf } from '../views';
+import { documentedRoute } from '../route-docs';
 import type { ActionModule } from './index';
+
+const TAG_QUERY = {
+  type: { type: 'string', description: 'Comma-separated tag types to return (all when omitted).' },
+  protocol: { type: 'string', enum: ['http', 'https'], description: 'Protocol of the tag URLs.' },
+  fallback: { type: 'boolean', description: 'Include the fallback markup.' },
+  click: { type: 'string', description: 'Click-tracking URL to wrap clicks in.' },
+  extra: { type: 'string', description: 'Extra data passed through to the ad.' },
+} as const;
 
 /**
  * Which kinds have zone tags and conversion tags, per version (spec 4.3 for v1; v2 per the reference).
@@ -37,7 +46,14 @@ export const tagActions: ActionModule = (router: Router) => {
     for (const kindName of ZONE_TAGS[version]) {
       const view = viewOf(getKind(kindName), version);
       if (!view) continue;
-      router.get(`${view.path}/:id/tags`, async (req: Request, res: Response) => {
+      documentedRoute(router, {
+        method: 'get',
+        path: `${view.path}/:id/tags`,
+        summary: `The ad tags of a ${view.kind.title}`,
+        pathParams: { id: `The ${view.kind.title} id.` },
+        query: TAG_QUERY,
+        response: { schema: { type: 'object', properties: { object: { const: 'zone_tag' }, url: { type: 'string' }, data: { type: 'object', additionalProperties: true } } } },
+      }, async (req: Request, res: Response) => {
         const ctx = ctxOf(res);
         const id = parseId(req.params.id as string, view.kind.title);
         const types = query(req, 'type')
@@ -62,7 +78,14 @@ export const tagActions: ActionModule = (router: Router) => {
     for (const kindName of CONVERSION_TAGS[version]) {
       const view = viewOf(getKind(kindName), version);
       if (!view) continue;
-      router.get(`${view.path}/:id/conversion-tag`, async (req: Request, res: Response) => {
+      documentedRoute(router, {
+        method: 'get',
+        path: `${view.path}/:id/conversion-tag`,
+        summary: `The conversion tag of a ${view.kind.title}`,
+        pathParams: { id: `The ${view.kind.title} id.` },
+        query: { protocol: TAG_QUERY.protocol },
+        response: { schema: { type: 'object', properties: { object: { const: 'conv_tag' }, url: { type: 'string' }, data: { type: 'object', properties: { src: { type: 'string' }, html: { type: 'string' } } } } } },
+      }, async (req: Request, res: Response) => {
         const ctx = ctxOf(res);
         const id = parseId(req.params.id as string, view.kind.title);
         const out = await callService<GetConversionTagResponse>(ctx, 'inventory', TagsClient, 'getConversionTag', { kind: kindName, id, protocol: query(req, 'protocol') }, { idempotent: true });

@@ -38,7 +38,7 @@ async function refusedWithin(key: string, ms: number): Promise<number> {
 test('a key deleted through another accounts replica stops working on the gateway within a second', async () => {
   const md = platformMetadata(info);
   const made = await unary<CreateAccountResponse>(viaReplica, 'createAccount', { name: 'Revocation across replicas', email: '', password: '', features: [] }, md);
-  const extra = await unary<CreateApiKeyResponse>(viaReplica, 'createApiKey', { accountId: made.account!.id, mode: Mode.MODE_LIVE }, md);
+  const extra = await unary<CreateApiKeyResponse>(viaReplica, 'createApiKey', { accountId: made.account!.id, mode: Mode.MODE_LIVE, name: 'Replica test' }, md);
   // Resolved once, so the gateway holds it in its cache.
   expect((await as(extra.secret).get('/v2/publishers')).status).toBe(200);
   expect((await as(extra.secret).get('/v2/publishers')).status).toBe(200);
@@ -66,7 +66,7 @@ test('new limits set through another replica apply at once on the gateway', asyn
 test('after the replicas lose their Postgres listeners (as in a Postgres restart), revocations still reach the gateway', async () => {
   const md = platformMetadata(info);
   const made = await unary<CreateAccountResponse>(viaReplica, 'createAccount', { name: 'Revocation after reconnect', email: '', password: '', features: [] }, md);
-  const mode = { accountId: made.account!.id, mode: Mode.MODE_LIVE };
+  const mode = { accountId: made.account!.id, mode: Mode.MODE_LIVE, name: 'Replica test' };
   const [first, second] = [await unary<CreateApiKeyResponse>(viaReplica, 'createApiKey', mode, md), await unary<CreateApiKeyResponse>(viaReplica, 'createApiKey', mode, md)];
   for (const k of [first, second]) expect((await as(k.secret).get('/v2/publishers')).status).toBe(200);
 
