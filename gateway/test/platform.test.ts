@@ -8,6 +8,7 @@ import { resourcesApi } from '../../services/shared/grpc/resources-api';
 import { as, expectError, newAccount, request } from './support/api';
 import { startGatewayProcess } from './support/gateway-process';
 import { admin, freePort, plainGet, ROOT } from './support/platform';
+import { platformDatabaseUrl } from './support/service-replica';
 import { AccountsClient } from '../../proto/gen/adserver/accounts/v1/accounts';
 import { HealthClient } from '../../proto/gen/grpc/health/v1/health';
 import { withInternalToken } from '../../services/shared/internal-token';
@@ -238,7 +239,15 @@ describe('stopping', () => {
     const grpcPort = await freePort();
     let out = '';
     const proc = spawn(process.execPath, [path.join(ROOT, 'dist/services/accounts/main.js')], {
-      env: { ...process.env, GRPC_PORT: String(grpcPort), METRICS_PORT: String(await freePort()), OTEL_SDK_DISABLED: 'false', LOG_LEVEL: 'info' },
+      env: {
+        ...process.env,
+        // The platform's database, embedded or not (on the embedded default only the launcher's children know its URL).
+        DATABASE_URL: platformDatabaseUrl(JSON.parse(process.env.TEST_PLATFORM!)),
+        GRPC_PORT: String(grpcPort),
+        METRICS_PORT: String(await freePort()),
+        OTEL_SDK_DISABLED: 'false',
+        LOG_LEVEL: 'info',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     proc.stdout!.on('data', (c) => (out += c));
