@@ -145,10 +145,22 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
     } finally {
       fs.rmSync(pwFile, { force: true });
     }
-    // Sized for one machine running the whole platform: small buffers, enough connections for every pool.
+    // Sized for one machine running the whole platform: small buffers, enough connections for every pool,
+    // and no background processes the platform does not use (I/O workers, logical replication).
     fs.appendFileSync(
       path.join(dir, 'postgresql.conf'),
-      ['', '# Embedded default (npm start)', 'listen_addresses = \'127.0.0.1\'', 'shared_buffers = 32MB', 'max_connections = 200', 'fsync = on', 'logging_collector = off', ''].join('\n'),
+      [
+        '',
+        '# Embedded default (npm start)',
+        "listen_addresses = '127.0.0.1'",
+        'shared_buffers = 32MB',
+        'max_connections = 200',
+        'io_method = sync',
+        'max_logical_replication_workers = 0',
+        'fsync = on',
+        'logging_collector = off',
+        '',
+      ].join('\n'),
     );
   }
 
