@@ -180,4 +180,9 @@ fetch(${JSON.stringify(t.json)}).then(function(r){return r.json()}).then(functio
   expect(byKind(2).map((e) => e.decision).sort()).toEqual(byKind(1).map((e) => e.decision).sort());
   // Every event names the ad item shown (the conversion through the click it followed).
   expect(new Set(stored.map((e) => Number(e.ad_item_id)))).toEqual(new Set([item.id]));
+
+  // And the report the advertiser reads counts exactly the same.
+  const report = await acct.live.get('/v2/reports?type=ad-item&period=day&preset=today&summary=true');
+  expect(report.status).toBe(200);
+  expect(report.body.data.find((d: { id: number }) => d.id === item.id)?.summary).toMatchObject({ responses: 7, impressions: 7, clicks: 2, conversions: 1 });
 }, 120_000);
