@@ -2,21 +2,16 @@
  * /docs in a real Chromium (Debian's, driven by playwright-core): the v2 reference renders from
  * /v2/openapi.json, and the page loads nothing from outside the platform.
  */
-import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchBrowser, SCREENSHOTS } from './support/browser';
 import { gatewayPort } from './support/api';
-import { ROOT } from './support/platform';
 
-const SHOTS = path.join(ROOT, '.ci/out/screenshots');
+const SHOTS = SCREENSHOTS;
 let browser: Browser;
 
 beforeAll(async () => {
-  fs.mkdirSync(SHOTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchBrowser();
 });
 afterAll(async () => browser?.close());
 

@@ -4,14 +4,14 @@
  * session's CSRF token are refused; one account's session cannot see or delete another's keys; sign-in
  * attempts are limited. Screenshots of every page go to .ci/out/screenshots.
  */
-import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchBrowser, SCREENSHOTS } from './support/browser';
 import { as, gatewayPort } from './support/api';
 import { startGatewayProcess } from './support/gateway-process';
-import { admin, ROOT } from './support/platform';
+import { admin } from './support/platform';
 
-const SHOTS = path.join(ROOT, '.ci/out/screenshots');
+const SHOTS = SCREENSHOTS;
 let browser: Browser;
 const run = async (...args: string[]) => JSON.parse((await admin(...args)).stdout);
 const stamp = `${Date.now()}-${process.pid}`;
@@ -43,11 +43,7 @@ const newContext = () => browser.newContext({ ignoreHTTPSErrors: true, viewport:
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 
 beforeAll(async () => {
-  fs.mkdirSync(SHOTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchBrowser();
 });
 afterAll(async () => browser?.close());
 

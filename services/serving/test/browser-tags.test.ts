@@ -6,17 +6,16 @@
  * the reporting service stores them (through the Redis stream with REDIS_URL, else gRPC batches).
  * Screenshots go to .ci/out/screenshots/.
  */
-import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { chromiumAvailable, launchBrowser, SCREENSHOTS } from '../../../gateway/test/support/browser';
 import { startOwnPlatform, type OwnPlatform } from '../../../gateway/test/support/own-platform';
-import { freePort, ROOT } from '../../../gateway/test/support/platform';
+import { freePort } from '../../../gateway/test/support/platform';
 import { reportedEvents, within, zoneWithCampaign } from './serving-fixtures';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = path.join(ROOT, '.ci/out/screenshots');
-const maybe = fs.existsSync(CHROMIUM) ? test : test.skip;
+const SHOTS = SCREENSHOTS;
+const maybe = chromiumAvailable() ? test : test.skip;
 
 /** The test's own loopback site: the publisher page, the creative, the click tracker and the landing page. */
 interface Site {
@@ -64,16 +63,12 @@ let browser: Browser;
 let servingPort: number;
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM)) return;
+  if (!chromiumAvailable()) return;
   site = await startSite();
   servingPort = await freePort();
   // The tags point at this platform's ad server, where the browser can reach it.
   platform = await startOwnPlatform({ SERVING_PORT: String(servingPort), SERVE_BASE_URL: `http://127.0.0.1:${servingPort}` });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  fs.mkdirSync(SHOTS, { recursive: true });
+  browser = await launchBrowser();
 }, 120_000);
 
 afterAll(async () => {
