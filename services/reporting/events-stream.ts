@@ -88,23 +88,18 @@ export class EventStreamConsumer {
   }
 
   private async readLoop(): Promise<void> {
-    // After a failed store this consumer first reads its own pending entries again ('0'), so a passing
-    // failure (a deadlock, a database restart) delays them by a retry, not by EVENTS_CLAIM_IDLE_MS.
-    let ownPending = false;
     while (this.running) {
       try {
         // Buffer replies: the field holds protobuf bytes, which UTF-8 decoding would corrupt.
-        const res = (await this.reader.callBuffer(
-          'XREADGROUP', 'GROUP', EVENTS_GROUP, this.consumer, 'COUNT', this.batch, ...(ownPending ? [] : ['BLOCK', 1000]), 'STREAMS', this.key, ownPending ? '0' : '>',
-        )) as [string, Entry[]][] | null;
+        const res = (await this.reader.callBuffer('XREADGROUP', 'GROUP', EVENTS_GROUP, this.consumer, 'COUNT', this.batch, 'BLOCK', 1000, 'STREAMS', this.key, '>')) as
+          | [string, Entry[]][]
+          | null;
         const entries = res?.[0]?.[1] ?? [];
-        if (ownPending && !entries.length) ownPending = false;
         if (entries.length) await this.handle(entries);
       } catch (err) {
         if (!this.running) break;
         if (/NOGROUP/.test((err as Error).message)) await this.ensureGroup().catch(() => undefined);
-        else log.warn('event stream read or store failed; retrying', errorFields(err));
-        ownPending = true;
+        else log.warn('event stream read failed', errorFields(err));
         await new Promise((r) => setTimeout(r, 500));
       }
     }
