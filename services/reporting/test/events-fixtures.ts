@@ -26,7 +26,9 @@ export function servingEvent(over: Partial<ServingEvent> = {}): ServingEvent {
 
 /** EventIngest.RecordEvents on the platform's real reporting service. */
 export function recordEvents(events: ServingEvent[]): Promise<{ stored: number }> {
-  return call('reporting', clientFor('reporting', EventIngestClient), 'recordEvents', { events }, new Metadata());
+  // Six callers racing on the same rollup rows wait on each other's locks: on a loaded CI machine that
+  // can take longer than the platform's 5 s default deadline.
+  return call('reporting', clientFor('reporting', EventIngestClient), 'recordEvents', { events }, new Metadata(), { timeoutMs: 30_000 });
 }
 
 /** The shared platform's reporting schema (on DATABASE_URL, or on the platform's embedded PostgreSQL). */
