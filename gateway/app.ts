@@ -42,7 +42,7 @@ export function createApp(opts: GatewayOptions): express.Express {
   app.use((req, res, next) => {
     const started = process.hrtime.bigint();
     setCommonHeaders(res, req.secure);
-    res.on('finish', () => countRequest(req.route?.path ? String(req.route.path) : 'unmatched', req.method, res.statusCode, versionOfPath(req.path), started));
+    res.on('finish', () => countRequest(routeLabel(req), req.method, res.statusCode, versionOfPath(req.path), started));
     next();
   });
 
@@ -114,6 +114,11 @@ export function createApp(opts: GatewayOptions): express.Express {
     res.status(apiErr.httpStatus).json(apiErr.body(version));
   });
   return app;
+}
+
+/** The route template that answered a request (metrics label and span name), or 'unmatched'. */
+export function routeLabel(req: Request): string {
+  return req.route?.path ? String(req.route.path) : 'unmatched';
 }
 
 function setCommonHeaders(res: http.ServerResponse, secure: boolean): void {

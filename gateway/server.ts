@@ -5,7 +5,9 @@ import { envInt, envStr } from '../services/shared/config';
 import { closeClients } from '../services/shared/grpc/client';
 import { log } from '../services/shared/log';
 import { startMetricsServer } from '../services/shared/metrics';
-import { createApp, refuseWithoutKey } from './app';
+import type express from 'express';
+import { tracedRequest } from '../services/shared/telemetry';
+import { createApp, refuseWithoutKey, routeLabel } from './app';
 import { KeyResolver } from './auth';
 import { idempotency } from './idempotency';
 import { RateLimiter, rateLimit } from './ratelimit';
@@ -75,15 +77,19 @@ export async function startGateway(): Promise<RunningGateway> {
     res.once('close', finished);
     if (draining) res.setHeader('Connection', 'close');
   };
-  const handler: http.RequestListener = (req, res) => {
-    track(req, res);
-    app(req, res);
-  };
+  // The span is named after the express route that answered, as the metrics' `route` label is.
+  const routeOf = (req: http.IncomingMessage) => () => routeLabel(req as express.Request);
+  const handler: http.RequestListener = (req, res) =>
+    tracedRequest(req, res, () => {
+      track(req, res);
+      app(req, res);
+    }, routeOf(req));
   // On the HTTPS listener a request without a well-formed key is refused before express.
-  const httpsHandler: http.RequestListener = (req, res) => {
-    track(req, res);
-    if (!refuseWithoutKey(req, res)) app(req, res);
-  };
+  const httpsHandler: http.RequestListener = (req, res) =>
+    tracedRequest(req, res, () => {
+      track(req, res);
+      if (!refuseWithoutKey(req, res)) app(req, res);
+    }, routeOf(req));
   const httpsServer = https.createServer({ cert: tls.cert, key: tls.key }, httpsHandler);
   const httpServer = http.createServer(handler);
   for (const s of [httpsServer, httpServer]) {

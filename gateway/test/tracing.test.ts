@@ -1,6 +1,7 @@
 /**
  * One request is one trace: the gateway's span, the accounts service's gRPC span and (on Postgres)
- * the database spans share a trace id when exported over OTLP, so an SRE can follow it end to end.
+ * the database spans share a trace id when exported over OTLP, so an SRE can follow it end to end; an
+ * ad decision's trace runs from the gateway through serving into inventory.
  */
 import http from 'node:http';
 import { freePort } from './support/platform';
@@ -78,5 +79,23 @@ describe('OpenTelemetry traces', () => {
     // The embedded default is a real PostgreSQL too, so the insert shows up in the same trace in both modes.
     const isDb = (s: SpanSeen) => (s.attributes['db.system.name'] ?? s.attributes['db.system']) === 'postgresql';
     expect(trace.some((s) => s.service === 'adserver-accounts' && isDb(s) && s.name.startsWith('pg.query:INSERT'))).toBe(true);
+  }, 60_000);
+
+  test('an ad decision through the gateway is one trace across gateway, serving and inventory', async () => {
+    // A test key's decision is answered from inventory's test data, so it crosses three processes.
+    const account = await p.newAccount();
+    const res = await account.test.get(`/v2/adserve?ID=${account.id}&setID=999999&type=json`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'NO_ADS', test: true });
+    const isServing = (s: SpanSeen) => s.service === 'adserver-serving' && s.name === 'GET v2-adserve';
+    const deadline = Date.now() + 20_000;
+    while (!spans.some(isServing) && Date.now() < deadline) await sleep(200);
+    const servingSpan = spans.find(isServing);
+    expect(servingSpan).toBeDefined();
+    expect(servingSpan!.attributes['http.response.status_code']).toBe(200);
+    await sleep(500);
+    const trace = spans.filter((s) => s.traceId === servingSpan!.traceId);
+    expect(trace.some((s) => s.service === 'adserver-gateway' && s.name === 'GET')).toBe(true);
+    expect(trace.some((s) => s.service === 'adserver-inventory' && /DecisionData\/GetTestData$/.test(s.name))).toBe(true);
   }, 60_000);
 });

