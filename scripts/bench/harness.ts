@@ -17,6 +17,27 @@ export function cpuMs(pid: number): number | undefined {
   }
 }
 
+/**
+ * CPU time of the shared parts a request also costs, in ms: every PostgreSQL process (server and
+ * backends), Redis, and this process (autocannon, the load generator). On a shared machine these
+ * include other users' work on the same servers: read them as upper bounds.
+ */
+export function sharedCpuMs(): Record<string, number> {
+  const out: Record<string, number> = { postgres: 0, redis: 0, 'client (autocannon)': cpuMs(process.pid) ?? 0 };
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let comm: string;
+    try {
+      comm = fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
+    } catch {
+      continue;
+    }
+    const group = comm === 'postgres' ? 'postgres' : comm.startsWith('redis-server') ? 'redis' : undefined;
+    if (group) out[group] += cpuMs(Number(entry)) ?? 0;
+  }
+  return out;
+}
+
 export interface Target {
   /** The case's req/s must be at least this share of the baseline's (0.25 = 25 %). */
   minRatio?: number;
@@ -105,6 +126,7 @@ export async function load(ctx: BenchContext, name: string, spec: LoadSpec): Pro
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (spec.key !== '') headers.authorization = `Basic ${spec.key ?? ctx.key}`;
   const before = Object.fromEntries(Object.entries(ctx.pids).map(([k, pid]) => [k, cpuMs(pid)]));
+  const sharedBefore = sharedCpuMs();
   const result = await autocannon({
     url: `${spec.plainHttp ? 'http' : 'https'}://127.0.0.1:${spec.port}${spec.path}`,
     servername: 'localhost',
@@ -123,6 +145,10 @@ export async function load(ctx: BenchContext, name: string, spec: LoadSpec): Pro
   for (const [k, pid] of Object.entries(ctx.pids)) {
     const after = cpuMs(pid);
     const spent = after === undefined || before[k] === undefined ? 0 : after - before[k]!;
+    if (spent > 0 && total > 0) cpuUs[k] = (spent * 1000) / total;
+  }
+  for (const [k, after] of Object.entries(sharedCpuMs())) {
+    const spent = after - (sharedBefore[k] ?? after);
     if (spent > 0 && total > 0) cpuUs[k] = (spent * 1000) / total;
   }
   return {

@@ -12,7 +12,7 @@ import {
 import { findKind, getKind, referencesTo, type Json, type ParameterError, type ResourceKind, type ServiceName } from './catalog';
 import { validateInput } from './catalog/validate';
 import type { Database, Migration } from './db';
-import { formatTimestamp } from './db';
+import { formatTimestamp, preparedQuery } from './db';
 import { fail } from './errors';
 import { resourcesApi } from './grpc/resources-api';
 import { implement, type ServiceBinding } from './grpc/server';
@@ -211,7 +211,7 @@ export class ResourceStore {
   }
 
   private async load(t: Tenant, kind: ResourceKind, id: number, db: Knex | Knex.Transaction = this.knex): Promise<Row> {
-    const row = await this.scoped(t, db).andWhere({ kind: kind.kind, id }).whereNull('archived_at').first();
+    const row = await preparedQuery<Row | undefined>(this.scoped(t, db).andWhere({ kind: kind.kind, id }).whereNull('archived_at').first(), 'resources.load');
     if (!row) throw fail.notFound(kind.title, id);
     return row;
   }
@@ -262,10 +262,14 @@ export class ResourceStore {
     if (req.ids?.length) q.whereIn('id', req.ids);
     if (req.origin) q.where('origin', req.origin);
     for (const f of req.filters ?? []) q.whereRaw('attributes @> ?::jsonb', [JSON.stringify({ [f.field]: f.equals ?? null })]);
-    const rows = await q
-      .orderBy('id', req.newestFirst ? 'desc' : 'asc')
+    const offset = Math.max(req.offset || 0, 0);
+    q.orderBy('id', req.newestFirst ? 'desc' : 'asc')
       .limit(limit + 1)
-      .offset(Math.max(req.offset || 0, 0));
+      .offset(offset);
+    // The common shapes (no id list, no attribute filters) are prepared; the name spells the shape
+    // (knex leaves a zero offset out of the text).
+    const shape = !req.ids?.length && !req.filters?.length ? `resources.list:${kinds.length}:${req.archived ? 'a' : 'l'}:${req.origin ? 'o' : ''}:${req.newestFirst ? 'd' : 'a'}:${offset ? 'o' : ''}` : undefined;
+    const rows: Row[] = shape ? await preparedQuery<Row[]>(q, shape) : await q;
     const items = rows.slice(0, limit).map((r) => this.toResource(r));
     for (const k of new Set(items.map((i) => i.kind))) {
       await this.hooks[k]?.decorate?.(items.filter((i) => i.kind === k), t, this.knex);
