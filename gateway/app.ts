@@ -10,7 +10,7 @@ import { ApiError, apiErrors, methodNotSupported } from './errors';
 import { checkService, checkServices, eventLoopStall, LIVENESS_MAX_STALL_MS } from './health';
 import { DUPLICATE_MEMBER, duplicateMemberError, jsonBody } from './json-body';
 import { creativeFile } from './creatives';
-import { publicServeProxy, v2AdserveProxy } from './serving-proxy';
+import { isPublicServePath, publicServeProxy, v2AdserveProxy } from './serving-proxy';
 import { docsRouter } from './docs';
 
 export interface GatewayOptions {
@@ -76,8 +76,6 @@ export function createApp(opts: GatewayOptions): express.Express {
     .route('/creatives/:name')
     .get((req, res, next) => void creativeFile(req, res).catch(next))
     .all(methodNotSupported);
-  // Ad serving's public paths need no key; plain HTTP is fine for them (tags on http pages).
-  app.use(publicServeProxy());
   if (opts.settings) app.use(opts.settings);
   app.use(docsRouter());
 
@@ -132,6 +130,35 @@ function countRequest(route: string, method: string, code: number, version: stri
   httpRequests.inc(labels);
   httpLatency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
 }
+
+/**
+ * Ad serving's public paths (tags, decisions, beacons: no key, plain HTTP allowed for tags on http
+ * pages), handed to the serving proxy straight from the server's request handler: express's request
+ * setup and route scan cost as much as the proxying itself on the busiest path. Returns whether the
+ * request was one of them.
+ */
+export function publicServeHandler(): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
+  const proxy = publicServeProxy() as unknown as (req: http.IncomingMessage, res: http.ServerResponse, next: (err?: unknown) => void) => void;
+  return (req, res) => {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    if (!isPublicServePath(q < 0 ? url : url.slice(0, q))) return false;
+    const started = process.hrtime.bigint();
+    setCommonHeaders(res, (req.socket as { encrypted?: boolean }).encrypted === true);
+    res.once('finish', () => countRequest(SERVE_ROUTE, req.method ?? 'GET', res.statusCode, undefined, started));
+    proxy(req, res, (err) => {
+      log.error('serve proxy failed', errorFields(err));
+      if (!res.headersSent) {
+        const body = JSON.stringify(new ApiError(500, 'api_error', 'Internal error; retry in a few minutes.').body('v2'));
+        res.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) }).end(body);
+      }
+    });
+    return true;
+  };
+}
+
+/** The `route` label (and span name) of the public serve paths. */
+export const SERVE_ROUTE = '/adserve, /serve/*';
 
 /**
  * Refuses an API request over HTTPS that carries no well-formed key, before express sees it: the

@@ -7,7 +7,7 @@ import { log } from '../services/shared/log';
 import { startMetricsServer } from '../services/shared/metrics';
 import type express from 'express';
 import { tracedRequest } from '../services/shared/telemetry';
-import { createApp, refuseWithoutKey, routeLabel } from './app';
+import { createApp, publicServeHandler, refuseWithoutKey, routeLabel, SERVE_ROUTE } from './app';
 import { KeyResolver } from './auth';
 import { idempotency } from './idempotency';
 import { RateLimiter, rateLimit } from './ratelimit';
@@ -78,17 +78,21 @@ export async function startGateway(): Promise<RunningGateway> {
     if (draining) res.setHeader('Connection', 'close');
   };
   // The span is named after the express route that answered, as the metrics' `route` label is.
-  const routeOf = (req: http.IncomingMessage) => () => routeLabel(req as express.Request);
+  const routeOf = (req: http.IncomingMessage) => () => (proxiedToServing.has(req) ? SERVE_ROUTE : routeLabel(req as express.Request));
+  const servePublic = publicServeHandler();
+  const proxiedToServing = new WeakSet<http.IncomingMessage>();
   const handler: http.RequestListener = (req, res) =>
     tracedRequest(req, res, () => {
       track(req, res);
-      app(req, res);
+      if (servePublic(req, res)) proxiedToServing.add(req);
+      else app(req, res);
     }, routeOf(req));
   // On the HTTPS listener a request without a well-formed key is refused before express.
   const httpsHandler: http.RequestListener = (req, res) =>
     tracedRequest(req, res, () => {
       track(req, res);
-      if (!refuseWithoutKey(req, res)) app(req, res);
+      if (servePublic(req, res)) proxiedToServing.add(req);
+      else if (!refuseWithoutKey(req, res)) app(req, res);
     }, routeOf(req));
   const httpsServer = https.createServer({ cert: tls.cert, key: tls.key }, httpsHandler);
   const httpServer = http.createServer(handler);

@@ -17,11 +17,20 @@ const target = () => `http://${envStr('SERVING_ADDR', '127.0.0.1:8090')}`;
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256, keepAliveMsecs: 10_000 });
 
 function unavailable(res: unknown): void {
-  const r = res as express.Response;
-  if (!r || typeof r.status !== 'function' || r.headersSent) return void (r as { destroy?: () => void })?.destroy?.();
+  const r = res as http.ServerResponse;
+  if (!r || typeof r.setHeader !== 'function' || r.headersSent) return void (r as { destroy?: () => void })?.destroy?.();
   const err = apiErrors.unavailable('The ad server is unavailable; retry shortly.');
+  const body = JSON.stringify(err.body('v2'));
   for (const [k, v] of Object.entries(err.headers ?? {})) r.setHeader(k, v);
-  r.status(503).json(err.body('v2'));
+  r.statusCode = 503;
+  r.setHeader('Content-Type', 'application/json; charset=utf-8');
+  r.setHeader('Content-Length', Buffer.byteLength(body));
+  r.end(body);
+}
+
+/** The ad paths anyone may call: tags, decisions and tracking beacons. */
+export function isPublicServePath(path: string): boolean {
+  return path === '/adserve' || path.startsWith('/adserve/') || path.startsWith('/serve/');
 }
 
 /** `/adserve/...` and `/serve/...`: public, before any key check. */
@@ -29,7 +38,7 @@ export function publicServeProxy(): express.RequestHandler {
   return createProxyMiddleware({
     target: target(),
     agent,
-    pathFilter: (path: string) => path === '/adserve' || path.startsWith('/adserve/') || path.startsWith('/serve/'),
+    pathFilter: isPublicServePath,
     xfwd: true,
     on: {
       proxyReq: (proxyReq) => {

@@ -157,6 +157,8 @@ export async function runBench(opts = optionsFromArgs()): Promise<{ results: Cas
       accounts: platformPids.accounts,
       inventory: platformPids.inventory,
       serving: platformPids.serving,
+      // Stores the events that decisions and clicks produce.
+      reporting: platformPids.reporting,
     };
 
     // Warm every process (TLS, JIT, pools) before anything is measured.
