@@ -67,13 +67,21 @@ export class EventStreamConsumer {
     log.info('event stream consumer started', { stream: this.key, consumer: this.consumer });
   }
 
-  /** Finishes the batch in hand (stored and acknowledged), then stops. */
+  /**
+   * Finishes the batch in hand (stored and acknowledged), then stops. The blocked XREADGROUP is let
+   * run out (BLOCK 1 s) rather than cut off: Redis may already have handed it entries, which would
+   * then sit pending under this dead consumer until another replica claimed them, 30 s or more later.
+   */
   async stop(): Promise<void> {
     this.running = false;
     clearInterval(this.claimTimer);
-    // Unblock a pending XREADGROUP so the loop can see the flag without waiting for its timeout.
+    // Bounded: with Redis unreachable the read waits in the client's queue for ever.
+    const readerDone = this.loop?.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([readerDone, new Promise((r) => (timer = setTimeout(r, 5000)))]);
+    clearTimeout(timer);
     this.reader.disconnect();
-    await this.loop?.catch(() => undefined);
+    await readerDone;
     await this.claiming;
     this.cmd.disconnect();
   }
@@ -121,10 +129,26 @@ export class EventStreamConsumer {
       }
       events.push(e);
     }
-    const stored = await recordEvents(this.knex, events);
+    const stored = await this.store(events);
     streamEntries.inc({ outcome: 'stored' }, stored);
     streamEntries.inc({ outcome: 'duplicate' }, events.length - stored);
     await this.cmd.xack(this.key, EVENTS_GROUP, ...ids);
+  }
+
+  /**
+   * Stores a batch, retrying a failed store a few times over about 3 s (a busy pool, a restarting
+   * database): entries left pending after a failure wait for a claim, EVENTS_CLAIM_IDLE_MS or more.
+   */
+  private async store(events: ServingEvent[]): Promise<number> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await recordEvents(this.knex, events);
+      } catch (err) {
+        if (attempt >= 4 || !this.running) throw err;
+        log.warn('storing stream events failed; retrying', { attempt, events: events.length, ...errorFields(err) });
+        await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
+      }
+    }
   }
 
   /** Takes over entries left pending by consumers that died, then trims what every reader has acknowledged. */

@@ -115,6 +115,32 @@ withRedis('the serving-event stream', () => {
     expect(await rollupTotals(db, account)).toMatchObject({ responses: 1000, impressions: 1000 });
   });
 
+  test('a replica stopped gracefully while entries keep arriving leaves none pending under its name', async () => {
+    const account = ACCOUNT + 6;
+    let sent = 0;
+    let writing = true;
+    // A steady trickle, so that the replica's blocked read is answered at any moment, its stop included.
+    const writer = (async () => {
+      while (writing) {
+        await add([servingEvent({ account, id: `stop${sent}:response` })]);
+        sent++;
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    })();
+    for (let round = 0; round < 3; round++) {
+      const stopping = await startReportingReplica();
+      const name = `-${stopping.proc.pid}-`;
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await stopping.stop()).toBe(0);
+      const consumers = ((await redis.xinfo('CONSUMERS', key, 'reporting')) as unknown[][]).map((c) => Object.fromEntries(Array.from({ length: c.length / 2 }, (_, i) => [c[2 * i], c[2 * i + 1]])));
+      const mine = consumers.find((c) => String(c.name).includes(name));
+      expect(mine && Number(mine.pending)).toBeFalsy();
+    }
+    writing = false;
+    await writer;
+    await waitFor('every event stored', async () => (await rawCount(db, account)) === sent);
+  }, 90_000);
+
   test('entries a consumer read and never acknowledged (it died) are claimed and stored', async () => {
     const account = ACCOUNT + 4;
     const events = Array.from({ length: 50 }, (_, i) => servingEvent({ account, id: `dead${i}:click`, kind: EventKind.CLICK }));
