@@ -5,16 +5,22 @@
 import fs from 'node:fs';
 import autocannon from 'autocannon';
 
-/** CPU time (user + system) a process has used so far, in ms, from /proc (Linux); undefined elsewhere. */
-export function cpuMs(pid: number): number | undefined {
+/** CPU time a process has used so far, in ms, in user and kernel mode, from /proc (Linux); undefined elsewhere. */
+export function cpuSplitMs(pid: number): { user: number; sys: number } | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // Fields 14 and 15 of stat (utime, stime) in clock ticks, 100 per second on Linux.
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+    return { user: (Number(f[11]) * 1000) / 100, sys: (Number(f[12]) * 1000) / 100 };
   } catch {
     return undefined;
   }
+}
+
+/** CPU time (user + system) a process has used so far, in ms; undefined when it is gone. */
+export function cpuMs(pid: number): number | undefined {
+  const t = cpuSplitMs(pid);
+  return t && t.user + t.sys;
 }
 
 /**
@@ -104,6 +110,8 @@ export interface CaseResult {
    * depends on what else the shared machine runs, so it compares runs taken at different times.
    */
   cpuUs?: Record<string, number>;
+  /** The share of each of our processes' CPU time spent in the kernel (system calls, network). */
+  sysShare?: Record<string, number>;
   /** Share of the baseline's req/s; set by the runner. */
   ratio?: number;
   target?: Target;
@@ -125,7 +133,7 @@ export async function load(ctx: BenchContext, name: string, spec: LoadSpec): Pro
   const expect = spec.expectStatus ?? 200;
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (spec.key !== '') headers.authorization = `Basic ${spec.key ?? ctx.key}`;
-  const before = Object.fromEntries(Object.entries(ctx.pids).map(([k, pid]) => [k, cpuMs(pid)]));
+  const before = Object.fromEntries(Object.entries(ctx.pids).map(([k, pid]) => [k, cpuSplitMs(pid)]));
   const sharedBefore = sharedCpuMs();
   const result = await autocannon({
     url: `${spec.plainHttp ? 'http' : 'https'}://127.0.0.1:${spec.port}${spec.path}`,
@@ -142,10 +150,16 @@ export async function load(ctx: BenchContext, name: string, spec: LoadSpec): Pro
   const good = codes[String(expect)]?.count ?? 0;
   const total = Object.values(codes).reduce((n, c) => n + c.count, 0);
   const cpuUs: Record<string, number> = {};
+  const sysShare: Record<string, number> = {};
   for (const [k, pid] of Object.entries(ctx.pids)) {
-    const after = cpuMs(pid);
-    const spent = after === undefined || before[k] === undefined ? 0 : after - before[k]!;
-    if (spent > 0 && total > 0) cpuUs[k] = (spent * 1000) / total;
+    const after = cpuSplitMs(pid);
+    const b = before[k];
+    if (!after || !b) continue;
+    const spent = after.user + after.sys - b.user - b.sys;
+    if (spent > 0 && total > 0) {
+      cpuUs[k] = (spent * 1000) / total;
+      sysShare[k] = (after.sys - b.sys) / spent;
+    }
   }
   for (const [k, after] of Object.entries(sharedCpuMs())) {
     const spent = after - (sharedBefore[k] ?? after);
@@ -153,6 +167,7 @@ export async function load(ctx: BenchContext, name: string, spec: LoadSpec): Pro
   }
   return {
     cpuUs,
+    sysShare,
     name,
     reqPerSec: good / (result.duration || spec.durationS || ctx.options.durationS),
     p50: result.latency.p50,
@@ -176,6 +191,7 @@ export async function alternate(ctx: BenchContext, names: [string, string], spec
   const combine = (name: string, rs: CaseResult[]): CaseResult => ({
     name,
     cpuUs: Object.fromEntries([...new Set(rs.flatMap((r) => Object.keys(r.cpuUs ?? {})))].map((k) => [k, rs.reduce((n, r) => n + (r.cpuUs?.[k] ?? 0), 0) / rs.length])),
+    sysShare: Object.fromEntries([...new Set(rs.flatMap((r) => Object.keys(r.sysShare ?? {})))].map((k) => [k, rs.reduce((n, r) => n + (r.sysShare?.[k] ?? 0), 0) / rs.length])),
     reqPerSec: rs.reduce((n, r) => n + r.reqPerSec, 0) / rs.length,
     p50: median(rs.map((r) => r.p50)),
     p99: median(rs.map((r) => r.p99)),

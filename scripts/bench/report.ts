@@ -16,7 +16,9 @@ export function cpuText(r: CaseResult): string {
   const parts = Object.entries(r.cpuUs ?? {}).filter(([, v]) => v >= 1);
   if (!parts.length) return '';
   const total = parts.reduce((n, [, v]) => n + v, 0);
-  return `${total.toFixed(0)} (${parts.map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')})`;
+  const sys = (k: string) => (r.sysShare?.[k] !== undefined && v(k) >= 20 ? ` (${Math.round(r.sysShare[k] * 100)} % kernel)` : '');
+  const v = (k: string) => r.cpuUs?.[k] ?? 0;
+  return `${total.toFixed(0)} (${parts.map(([k, n]) => `${k} ${n.toFixed(0)}${sys(k)}`).join(', ')})`;
 }
 
 function verdict(r: CaseResult): string {
