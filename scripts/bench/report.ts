@@ -44,7 +44,7 @@ export function renderMarkdown(results: CaseResult[], rss: Record<string, number
     `Command: \`${about.command}\` (${about.opts.connections} connections, ${about.opts.durationS} s per case) on ${new Date().toISOString().slice(0, 16)}Z.`,
     `Machine: ${about.machine}.`,
     '',
-    '| case | req/s | p50 ms | p99 ms | share of baseline | failed | target | notes | CPU µs per request (our processes) |',
+    '| case | req/s | p50 ms | p99 ms | share of baseline | failed | target | notes | CPU µs per request (our processes, Postgres, Redis, the load generator) |',
     '|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
