@@ -89,8 +89,14 @@ export const resourcesIdempotencyMigration: Migration = {
   up: (db) => addIdempotencyColumns(db, 'resources'),
 };
 
+/** A tenant's live resources of one kind in id order, whatever the tenant's share of the table (see list). */
+export const resourcesLiveByKindMigration: Migration = {
+  name: '0001c_resources_live_by_kind',
+  up: (db) => db.raw('create index if not exists resources_live_by_kind on resources (account_id, mode, kind, archived_at, id)'),
+};
+
 /** The shared tables of the generic store; every data-owning service starts its migrations with them. */
-export const RESOURCE_MIGRATIONS: Migration[] = [resourcesTableMigration, resourcesOriginMigration, resourcesIdempotencyMigration];
+export const RESOURCE_MIGRATIONS: Migration[] = [resourcesTableMigration, resourcesOriginMigration, resourcesIdempotencyMigration, resourcesLiveByKindMigration];
 
 interface Row {
   id: number;
@@ -263,7 +269,13 @@ export class ResourceStore {
     if (req.origin) q.where('origin', req.origin);
     for (const f of req.filters ?? []) q.whereRaw('attributes @> ?::jsonb', [JSON.stringify({ [f.field]: f.equals ?? null })]);
     const offset = Math.max(req.offset || 0, 0);
-    q.orderBy('id', req.newestFirst ? 'desc' : 'asc')
+    const direction = req.newestFirst ? 'desc' : 'asc';
+    // One kind's live resources are read in the order of the resources_live_by_kind index (archived_at
+    // is null throughout, so the order is the id's). Ordered by id alone, Postgres walked the primary
+    // key for a tenant owning most of the table and read past every other tenant's rows first: 30,000
+    // skipped rows cost 3 ms a page instead of 0.05 ms.
+    if (kinds.length === 1 && !req.archived) q.orderBy('archived_at', direction);
+    q.orderBy('id', direction)
       .limit(limit + 1)
       .offset(offset);
     // The common shapes (no id list, no attribute filters) are prepared; the name spells the shape
