@@ -1,7 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import Redis from 'ioredis';
 import type { Knex } from 'knex';
-import { RecordEventsRequest, ServingEvent } from '../../../proto/gen/adserver/reporting/v1/events';
+import { ServingEvent } from '../../../proto/gen/adserver/reporting/v1/events';
 import { EventKind, recordEvents, reportingDb, servingEvent, startReportingReplica, waitFor } from './events-fixtures';
 
 // Account ids here are far above the shared platform's, so these events never meet another test's.
@@ -113,21 +113,6 @@ withRedis('the serving-event stream', () => {
     const consumers = (await redis.xinfo('CONSUMERS', key, 'reporting')) as unknown[][];
     expect(consumers.length).toBeGreaterThanOrEqual(2);
     expect(await rollupTotals(db, account)).toMatchObject({ responses: 1000, impressions: 1000 });
-  });
-
-  test('a batch entry (field b, as serving writes) is stored event by event; an invalid event in it is dropped alone', async () => {
-    const account = ACCOUNT + 7;
-    const batch = (from: number, n: number) => Array.from({ length: n }, (_, i) => servingEvent({ account, id: `b${from + i}:response`, zone: ((from + i) % 3) + 1 }));
-    const entry = (events: ServingEvent[]) => redis.xadd(key, '*', 'b', Buffer.from(RecordEventsRequest.encode({ events }).finish()));
-    // 1,500 events in 3 entries of 500 (serving's batch size), one of them also carrying an invalid event
-    // and a duplicate of an event of another entry.
-    await entry(batch(0, 500));
-    await entry([...batch(500, 500), servingEvent({ account, id: '' }), ...batch(0, 1)]);
-    await entry(batch(1000, 500));
-    await redis.xadd(key, '*', 'b', Buffer.from([0xff, 0xff, 0xff]));
-    await waitFor('all batched events stored', async () => (await rawCount(db, account)) === 1500);
-    await waitFor('nothing pending', async () => Number(((await redis.xpending(key, 'reporting')) as [number])[0]) === 0);
-    expect(await rollupTotals(db, account)).toMatchObject({ responses: 1500 });
   });
 
   test('a replica stopped gracefully while entries keep arriving leaves none pending under its name', async () => {
