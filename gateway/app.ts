@@ -5,7 +5,7 @@ import { httpLatency, httpRequests } from '../services/shared/metrics';
 import { errorFields, log } from '../services/shared/log';
 import { resourceRouter } from './api/resources';
 import { authenticate, INVALID_KEY_MESSAGE, keyFromHeader, KeyResolver, MISSING_KEY_MESSAGE } from './auth';
-import { versionOfPath } from './context';
+import { rawPath, versionOfPath } from './context';
 import { ApiError, apiErrors, methodNotSupported } from './errors';
 import { checkService, checkServices, eventLoopStall, LIVENESS_MAX_STALL_MS } from './health';
 import { DUPLICATE_MEMBER, duplicateMemberError, jsonBody } from './json-body';
@@ -148,9 +148,7 @@ function countRequest(route: string, method: string, code: number, version: stri
 export function publicServeHandler(): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
   const proxy = publicServeProxy() as unknown as (req: http.IncomingMessage, res: http.ServerResponse, next: (err?: unknown) => void) => void;
   return (req, res) => {
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    if (!isPublicServePath(q < 0 ? url : url.slice(0, q))) return false;
+    if (!isPublicServePath(rawPath(req))) return false;
     const started = process.hrtime.bigint();
     setCommonHeaders(res, (req.socket as { encrypted?: boolean }).encrypted === true);
     res.once('finish', () => countRequest(SERVE_ROUTE, req.method ?? 'GET', res.statusCode, undefined, started));
@@ -174,9 +172,7 @@ export const SERVE_ROUTE = '/adserve, /serve/*';
  * of keyless or garbage requests stay cheap. Returns whether it answered.
  */
 export function refuseWithoutKey(req: http.IncomingMessage, res: http.ServerResponse): boolean {
-  const url = req.url ?? '/';
-  const q = url.indexOf('?');
-  const path = q < 0 ? url : url.slice(0, q);
+  const path = rawPath(req);
   const version = versionOfPath(path);
   if (!version) return false;
   // The OpenAPI documents are public.

@@ -19,6 +19,13 @@ export function ctxOf(res: Response): RequestContext {
   return res.locals.ctx as RequestContext;
 }
 
+/** The path of a raw request, without its query string (for handlers that run before express). */
+export function rawPath(req: { url?: string }): string {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
 export function versionOfPath(path: string): ApiVersion | undefined {
   if (path === '/v1' || path.startsWith('/v1/')) return 'v1';
   if (path === '/v2' || path.startsWith('/v2/')) return 'v2';
