@@ -51,6 +51,9 @@ function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
     ...process.env,
     DATABASE_URL: databaseUrl,
     DB_SCHEMA_PREFIX: schemaPrefix,
+    // A stream of their own: on the shared platform's prefix these reporting processes would join its
+    // consumer group and store the platform's serving events in this file's schema, where no test looks.
+    REDIS_KEY_PREFIX: `adserver-test:${schemaPrefix}:`,
     DATA_DIR: dataDir,
     INTERNAL_TOKEN: token,
     LOG_LEVEL: 'info',
