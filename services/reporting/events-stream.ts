@@ -3,7 +3,7 @@ import os from 'node:os';
 import Redis from 'ioredis';
 import type { Knex } from 'knex';
 import client from 'prom-client';
-import { ServingEvent } from '../../proto/gen/adserver/reporting/v1/events';
+import { RecordEventsRequest, ServingEvent } from '../../proto/gen/adserver/reporting/v1/events';
 import { envInt, envStr } from '../shared/config';
 import { errorFields, log } from '../shared/log';
 import { registry } from '../shared/metrics';
@@ -18,7 +18,7 @@ export function eventsStreamKey(): string {
 
 const streamEntries = new client.Counter({
   name: 'reporting_stream_entries_total',
-  help: 'Serving-event stream entries handled by this reporting process, by outcome (stored, duplicate, rejected).',
+  help: 'Serving events read from the stream by this reporting process, by outcome (stored, duplicate, rejected; an unreadable entry counts one rejected).',
   labelNames: ['outcome'],
   registers: [registry],
 });
@@ -42,6 +42,8 @@ export class EventStreamConsumer {
   private claimTimer?: NodeJS.Timeout;
   private claiming?: Promise<void>;
   private readonly batch = envInt('EVENTS_STREAM_BATCH', 1000);
+  /** Entries asked for per read: starts at one and adapts (sizeReads). */
+  private entriesPerRead = 1;
   private readonly claimIdleMs = envInt('EVENTS_CLAIM_IDLE_MS', 30_000);
 
   constructor(
@@ -99,7 +101,7 @@ export class EventStreamConsumer {
     while (this.running) {
       try {
         // Buffer replies: the field holds protobuf bytes, which UTF-8 decoding would corrupt.
-        const res = (await this.reader.callBuffer('XREADGROUP', 'GROUP', EVENTS_GROUP, this.consumer, 'COUNT', this.batch, 'BLOCK', 1000, 'STREAMS', this.key, '>')) as
+        const res = (await this.reader.callBuffer('XREADGROUP', 'GROUP', EVENTS_GROUP, this.consumer, 'COUNT', this.entriesPerRead, 'BLOCK', 1000, 'STREAMS', this.key, '>')) as
           | [string, Entry[]][]
           | null;
         const entries = res?.[0]?.[1] ?? [];
@@ -117,22 +119,42 @@ export class EventStreamConsumer {
   private async handle(entries: Entry[]): Promise<void> {
     const events: ServingEvent[] = [];
     const ids = entries.map((e) => String(e[0]));
+    let largest = 0;
     for (const [rawId, fields] of entries) {
       const id = String(rawId);
-      const e = decodeEntry(fields);
-      const problem = e ? eventProblem(e) : 'no field e holding a ServingEvent';
-      if (problem || !e) {
+      const decoded = decodeEntry(fields);
+      if (!decoded) {
         // A malformed entry can never be stored; acknowledging it keeps it from blocking the group.
-        log.warn('event stream entry rejected', { entry: id, problem });
+        log.warn('event stream entry rejected', { entry: id, problem: 'no field b holding a RecordEventsRequest, nor e holding a ServingEvent' });
         streamEntries.inc({ outcome: 'rejected' });
         continue;
       }
-      events.push(e);
+      largest = Math.max(largest, decoded.length);
+      for (const e of decoded) {
+        const problem = eventProblem(e);
+        if (problem) {
+          log.warn('event stream event rejected', { entry: id, event: e.id.slice(0, 100), problem });
+          streamEntries.inc({ outcome: 'rejected' });
+        } else events.push(e);
+      }
     }
-    const stored = await this.store(events);
+    this.sizeReads(entries.length, largest);
+    let stored = 0;
+    for (let i = 0; i < events.length; i += this.batch) stored += await this.store(events.slice(i, i + this.batch));
     streamEntries.inc({ outcome: 'stored' }, stored);
     streamEntries.inc({ outcome: 'duplicate' }, events.length - stored);
     await this.cmd.xack(this.key, EVENTS_GROUP, ...ids);
+  }
+
+  /**
+   * Serving writes batches of up to 500 events per entry; older writers one event per entry. A read
+   * asks for about EVENTS_STREAM_BATCH events' worth, at the largest entry of the last read, and grows
+   * by at most 4× a read, so that a stream mixing both forms never hands one read a thousand batches.
+   */
+  private sizeReads(entriesRead: number, largestEntry: number): void {
+    if (!entriesRead) return;
+    const wanted = Math.max(1, Math.floor(this.batch / Math.max(1, largestEntry)));
+    this.entriesPerRead = Math.min(wanted, this.entriesPerRead * 4);
   }
 
   /**
@@ -155,7 +177,7 @@ export class EventStreamConsumer {
   private async claimAbandoned(): Promise<void> {
     let cursor = '0-0';
     do {
-      const res = (await this.cmd.callBuffer('XAUTOCLAIM', this.key, EVENTS_GROUP, this.consumer, this.claimIdleMs, cursor, 'COUNT', this.batch)) as [string, (Entry | null)[], string[]?];
+      const res = (await this.cmd.callBuffer('XAUTOCLAIM', this.key, EVENTS_GROUP, this.consumer, this.claimIdleMs, cursor, 'COUNT', this.entriesPerRead)) as [string, (Entry | null)[], string[]?];
       cursor = String(res[0]);
       const entries = (res[1] ?? []).filter((e): e is Entry => Array.isArray(e) && Array.isArray(e[1]));
       if (entries.length) {
@@ -202,12 +224,15 @@ function compareIds(a: string, b: string): number {
   return am !== bm ? (am < bm ? -1 : 1) : as === bs ? 0 : as < bs ? -1 : 1;
 }
 
-function decodeEntry(fields: (string | Buffer)[]): ServingEvent | undefined {
+/** The events of an entry: a batch (field `b`) or a single event (field `e`); undefined when unreadable. */
+function decodeEntry(fields: (string | Buffer)[]): ServingEvent[] | undefined {
   for (let i = 0; i + 1 < fields.length; i += 2) {
-    if (String(fields[i]) !== 'e') continue;
+    const name = String(fields[i]);
+    if (name !== 'b' && name !== 'e') continue;
     const v = fields[i + 1];
+    const bytes = Buffer.isBuffer(v) ? v : Buffer.from(v);
     try {
-      return ServingEvent.decode(Buffer.isBuffer(v) ? v : Buffer.from(v));
+      return name === 'b' ? RecordEventsRequest.decode(bytes).events : [ServingEvent.decode(bytes)];
     } catch {
       return undefined;
     }
