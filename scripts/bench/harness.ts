@@ -66,6 +66,11 @@ export interface BenchContext {
   /** Runs SQL on the machine's Postgres with the search path of one service's schema. */
   sql(service: string, text: string, params?: unknown[]): Promise<any[]>;
   env: Record<string, string>;
+  /** The platform's Postgres (DATABASE_URL or the embedded server). */
+  databaseUrl: string;
+  /** The platform's TLS certificate and key, for servers the bench starts beside it. */
+  certFile: string;
+  keyFile: string;
   /** The platform's processes by name, whose CPU time per request each case reports. */
   pids: Record<string, number>;
   options: RunOptions;

@@ -8,5 +8,6 @@ import { costCases } from './costs';
 import { edgeCases } from './edge';
 import { listScaleCases } from './list-scale';
 import { servingCases } from './serving';
+import { stackFloorCases } from './stack-floor';
 
-export const CASES: BenchCase[] = [...adItemCases, ...edgeCases, ...costCases, ...listScaleCases, ...servingCases];
+export const CASES: BenchCase[] = [...adItemCases, ...edgeCases, ...costCases, ...listScaleCases, ...servingCases, ...stackFloorCases];

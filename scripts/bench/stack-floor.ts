@@ -1,0 +1,89 @@
+/**
+ * The fixed stack's floor: what a GET by id costs when it does only the work any design on this stack
+ * must do, with none of the platform's code. Two processes, started by the stack-floor bench case:
+ *
+ * - `service`: a grpc-js server with one unary method, which looks a row up by id in Postgres (pg,
+ *   a pool of 10, a named prepared statement) and answers its JSON document;
+ * - `edge`: a Node HTTPS server (the platform's certificate) that answers each request by one call of
+ *   that method, over one grpc-js channel. `/grpc/{id}` does only that; `/redis/{id}` first runs one
+ *   Lua script in Redis (ioredis, as the rate limiter does; only with REDIS_URL); `/express/{id}` does
+ *   the same as `/redis/{id}` behind an express route.
+ *
+ * No authentication, tracing, metrics, validation or field mapping: the platform's cost above this
+ * floor is its own code; the floor itself is the price of the stack.
+ *
+ * Each prints its port on stdout.
+ */
+import fs from 'node:fs';
+import https from 'node:https';
+import * as grpc from '@grpc/grpc-js';
+import express from 'express';
+import Redis from 'ioredis';
+import pg from 'pg';
+
+const bytes = {
+  requestSerialize: (b: Buffer) => b,
+  requestDeserialize: (b: Buffer) => b,
+  responseSerialize: (b: Buffer) => b,
+  responseDeserialize: (b: Buffer) => b,
+};
+const GET: grpc.MethodDefinition<Buffer, Buffer> = { path: '/bench.Floor/Get', requestStream: false, responseStream: false, ...bytes };
+
+function service(): void {
+  const pool = new pg.Pool({ connectionString: process.env.FLOOR_DATABASE_URL, max: 10, options: `-c search_path=${process.env.FLOOR_SCHEMA}` });
+  const server = new grpc.Server();
+  server.addService({ Get: GET } as grpc.ServiceDefinition, {
+    Get: (call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) => {
+      pool
+        .query({ name: 'floor-get', text: 'select doc from bench_floor_items where id = $1', values: [call.request.readUInt32BE(0)] })
+        .then((r) => done(null, Buffer.from(JSON.stringify(r.rows[0]?.doc ?? null))), (err: Error) => done({ code: grpc.status.INTERNAL, details: err.message }));
+    },
+  });
+  server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, port) => {
+    if (err) throw err;
+    process.stdout.write(`${port}\n`);
+  });
+}
+
+function edge(): void {
+  const Client = grpc.makeGenericClientConstructor({ Get: GET } as grpc.ServiceDefinition, 'Floor');
+  const client = new Client(process.env.FLOOR_SERVICE_ADDR!, grpc.credentials.createInsecure());
+  // Without REDIS_URL (the embedded default) the platform keeps its limits in process: so does the floor.
+  const redis = process.env.REDIS_URL ? new Redis(process.env.REDIS_URL) : undefined;
+  // A script call like the rate limiter's: one key, a counter that expires.
+  redis?.defineCommand('floorHit', { numberOfKeys: 1, lua: "local n = redis.call('INCR', KEYS[1]); if n == 1 then redis.call('PEXPIRE', KEYS[1], 60000) end; return n" });
+  const get = (id: number) =>
+    new Promise<Buffer>((resolve, reject) => {
+      const req = Buffer.alloc(4);
+      req.writeUInt32BE(id);
+      (client as unknown as { Get: Function }).Get(req, new grpc.Metadata(), { deadline: Date.now() + 5000 }, (err: Error | null, res: Buffer) => (err ? reject(err) : resolve(res)));
+    });
+  const answer = (res: { writeHead: Function; end: Function }, body: Buffer) => {
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
+    res.end(body);
+  };
+  const fail = (res: { writeHead: Function; end: Function }) => (err: Error) => {
+    res.writeHead(500, { 'content-type': 'text/plain' });
+    res.end(err.message);
+  };
+  const hit = () => (redis ? (redis as unknown as { floorHit(key: string): Promise<number> }).floorHit('bench-floor:hits') : Promise.resolve(0));
+  const app = express();
+  app.get('/express/:id', (req, res) => {
+    hit()
+      .then(() => get(Number(req.params.id)))
+      .then((body) => answer(res, body), fail(res));
+  });
+  const server = https.createServer({ cert: fs.readFileSync(process.env.TLS_CERT_FILE!), key: fs.readFileSync(process.env.TLS_KEY_FILE!) }, (req, res) => {
+    const [, step, id] = (req.url ?? '').split('/');
+    if (step === 'grpc') get(Number(id)).then((body) => answer(res, body), fail(res));
+    else if (step === 'redis') hit().then(() => get(Number(id))).then((body) => answer(res, body), fail(res));
+    else app(req, res);
+  });
+  server.keepAliveTimeout = 5_000;
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`${(server.address() as { port: number }).port}\n`));
+}
+
+if (process.argv[2] === 'service') service();
+else if (process.argv[2] === 'edge') edge();
+else throw new Error('usage: stack-floor.js service|edge');
+process.on('SIGTERM', () => process.exit(0));
