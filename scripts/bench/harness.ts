@@ -3,6 +3,7 @@
  * every case reports. Cases live in cases/*.ts, one file per group, and are listed in cases/index.ts.
  */
 import fs from 'node:fs';
+import https from 'node:https';
 import autocannon from 'autocannon';
 
 /** CPU time a process has used so far, in ms, in user and kernel mode, from /proc (Linux); undefined elsewhere. */
@@ -96,8 +97,6 @@ export interface LoadSpec {
   expectStatus?: number;
   connections?: number;
   durationS?: number;
-  /** Requests per second in total (autocannon overallRate), for a latency reading below saturation. */
-  rate?: number;
   /** Plain HTTP instead of HTTPS (the serving process's own listener). */
   plainHttp?: boolean;
 }
@@ -133,27 +132,14 @@ export interface BenchCase {
   run(ctx: BenchContext): Promise<CaseResult | CaseResult[]>;
 }
 
-/** Drives one endpoint with autocannon for the run's duration; the status code decides success. */
-export async function load(ctx: BenchContext, name: string, spec: LoadSpec): Promise<CaseResult> {
-  const expect = spec.expectStatus ?? 200;
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (spec.key !== '') headers.authorization = `Basic ${spec.key ?? ctx.key}`;
+/**
+ * CPU time each measured process (ours, Postgres, Redis, the load generator) spent per request while
+ * `drive` ran, in µs, with each of our processes' kernel share.
+ */
+async function measured<T extends { total: number }>(ctx: BenchContext, drive: () => Promise<T>): Promise<T & Pick<CaseResult, 'cpuUs' | 'sysShare'>> {
   const before = Object.fromEntries(Object.entries(ctx.pids).map(([k, pid]) => [k, cpuSplitMs(pid)]));
   const sharedBefore = sharedCpuMs();
-  const result = await autocannon({
-    url: `${spec.plainHttp ? 'http' : 'https'}://127.0.0.1:${spec.port}${spec.path}`,
-    servername: 'localhost',
-    method: spec.method ?? 'GET',
-    headers,
-    body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
-    connections: spec.connections ?? ctx.options.connections,
-    duration: spec.durationS ?? ctx.options.durationS,
-    overallRate: spec.rate,
-    timeout: 30,
-  });
-  const codes = result.statusCodeStats ?? {};
-  const good = codes[String(expect)]?.count ?? 0;
-  const total = Object.values(codes).reduce((n, c) => n + c.count, 0);
+  const out = await drive();
   const cpuUs: Record<string, number> = {};
   const sysShare: Record<string, number> = {};
   for (const [k, pid] of Object.entries(ctx.pids)) {
@@ -161,24 +147,115 @@ export async function load(ctx: BenchContext, name: string, spec: LoadSpec): Pro
     const b = before[k];
     if (!after || !b) continue;
     const spent = after.user + after.sys - b.user - b.sys;
-    if (spent > 0 && total > 0) {
-      cpuUs[k] = (spent * 1000) / total;
+    if (spent > 0 && out.total > 0) {
+      cpuUs[k] = (spent * 1000) / out.total;
       sysShare[k] = (after.sys - b.sys) / spent;
     }
   }
   for (const [k, after] of Object.entries(sharedCpuMs())) {
     const spent = after - (sharedBefore[k] ?? after);
-    if (spent > 0 && total > 0) cpuUs[k] = (spent * 1000) / total;
+    if (spent > 0 && out.total > 0) cpuUs[k] = (spent * 1000) / out.total;
   }
+  return { ...out, cpuUs, sysShare };
+}
+
+function requestHeaders(ctx: BenchContext, spec: LoadSpec): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (spec.key !== '') headers.authorization = `Basic ${spec.key ?? ctx.key}`;
+  return headers;
+}
+
+/** Drives one endpoint with autocannon for the run's duration (closed loop: as fast as it answers); the status code decides success. */
+export async function load(ctx: BenchContext, name: string, spec: LoadSpec): Promise<CaseResult> {
+  const expect = spec.expectStatus ?? 200;
+  const r = await measured(ctx, async () => {
+    const result = await autocannon({
+      url: `${spec.plainHttp ? 'http' : 'https'}://127.0.0.1:${spec.port}${spec.path}`,
+      servername: 'localhost',
+      method: spec.method ?? 'GET',
+      headers: requestHeaders(ctx, spec),
+      body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+      connections: spec.connections ?? ctx.options.connections,
+      duration: spec.durationS ?? ctx.options.durationS,
+      timeout: 30,
+    });
+    const codes = result.statusCodeStats ?? {};
+    const total = Object.values(codes).reduce((n, c) => n + c.count, 0);
+    return { result, total, good: codes[String(expect)]?.count ?? 0 };
+  });
   return {
-    cpuUs,
-    sysShare,
+    cpuUs: r.cpuUs,
+    sysShare: r.sysShare,
     name,
-    reqPerSec: good / (result.duration || spec.durationS || ctx.options.durationS),
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    failed: total - good + result.errors + result.timeouts,
+    reqPerSec: r.good / (r.result.duration || spec.durationS || ctx.options.durationS),
+    p50: r.result.latency.p50,
+    p99: r.result.latency.p99,
+    failed: r.total - r.good + r.result.errors + r.result.timeouts,
   };
+}
+
+/**
+ * Sends requests at a steady `rate` (open loop: one every 1/rate s, whether or not earlier ones have
+ * been answered) over up to `connections` keep-alive HTTPS connections, and times each from when it
+ * was due, so that a request the generator or the server held back counts its wait, after 3 s at the
+ * same pace unmeasured (connections opened, the previous case's load drained). For latency below
+ * saturation: autocannon's own rate option lets each connection send its per-second quota back to
+ * back at the start of every second (bursts at full load), and its latency correction for that mode
+ * takes the interval in the wrong unit, adding a sample per millisecond of each response.
+ */
+export async function paced(ctx: BenchContext, name: string, spec: LoadSpec & { rate: number }): Promise<CaseResult> {
+  const expect = spec.expectStatus ?? 200;
+  const durationMs = (spec.durationS ?? ctx.options.durationS) * 1000;
+  const agent = new https.Agent({ keepAlive: true, maxSockets: spec.connections ?? ctx.options.connections, ca: fs.readFileSync(ctx.certFile) });
+  const headers = requestHeaders(ctx, spec);
+  const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+  const interval = 1000 / spec.rate;
+  /** Sends at the pace for `ms`; resolves with each answer's latency once all are answered. */
+  const run = async (ms: number) => {
+    const latencies: number[] = [];
+    let good = 0;
+    let total = 0;
+    const inFlight: Promise<void>[] = [];
+    const send = (due: number) =>
+      new Promise<void>((resolve) => {
+        const req = https.request({ host: '127.0.0.1', servername: 'localhost', port: spec.port, method: spec.method ?? 'GET', path: spec.path, agent, headers, timeout: 30_000 }, (res) => {
+          res.resume();
+          res.on('end', () => {
+            latencies.push(performance.now() - due);
+            total++;
+            if (res.statusCode === expect) good++;
+            resolve();
+          });
+        });
+        req.on('error', () => {
+          total++;
+          resolve();
+        });
+        req.end(body);
+      });
+    const start = performance.now();
+    let sent = 0;
+    await new Promise<void>((done) => {
+      const timer = setInterval(() => {
+        const now = performance.now();
+        // Every request due by now, each timed from its own due time.
+        while (sent < Math.floor((Math.min(now, start + ms) - start) / interval)) inFlight.push(send(start + sent++ * interval));
+        if (now >= start + ms) {
+          clearInterval(timer);
+          done();
+        }
+      }, 1);
+    });
+    await Promise.all(inFlight);
+    return { latencies: latencies.sort((a, b) => a - b), good, total };
+  };
+  // Unmeasured first: the connections a steady state needs are opened (TLS handshakes) and the load
+  // of the case before has drained.
+  await run(ctx.options.smoke ? 500 : 3000);
+  const r = await measured(ctx, () => run(durationMs));
+  agent.destroy();
+  const at = (q: number) => (r.latencies.length ? Math.round(r.latencies[Math.min(r.latencies.length - 1, Math.floor(q * r.latencies.length))] * 10) / 10 : NaN);
+  return { cpuUs: r.cpuUs, sysShare: r.sysShare, name, reqPerSec: r.good / (durationMs / 1000), p50: at(0.5), p99: at(0.99), failed: r.total - r.good };
 }
 
 /**
