@@ -68,40 +68,95 @@ if oldest[2] then reset = tonumber(oldest[2]) + window end
 return {allowed, count, reset, now}
 `;
 
+/**
+ * One key's admitted requests, oldest first. Expired entries are skipped by moving `head`, and the
+ * array is compacted once most of it is skipped: dropping one entry per request with `splice` would
+ * move the whole log each time (60,000 entries at 1,000 requests a second).
+ */
+class TimestampLog {
+  private times: number[] = [];
+  private head = 0;
+
+  get size(): number {
+    return this.times.length - this.head;
+  }
+
+  get oldest(): number | undefined {
+    return this.times[this.head];
+  }
+
+  get newest(): number | undefined {
+    return this.size ? this.times[this.times.length - 1] : undefined;
+  }
+
+  push(t: number): void {
+    this.times.push(t);
+  }
+
+  /** Forgets the entries at or before `cutoff`. */
+  expire(cutoff: number): void {
+    while (this.head < this.times.length && this.times[this.head] <= cutoff) this.head++;
+    if (this.head > 1024 && this.head * 2 > this.times.length) {
+      this.times = this.times.slice(this.head);
+      this.head = 0;
+    } else if (this.head === this.times.length) {
+      this.times = [];
+      this.head = 0;
+    }
+  }
+
+  countAfter(cutoff: number): number {
+    let n = 0;
+    for (let i = this.head; i < this.times.length; i++) if (this.times[i] > cutoff) n++;
+    return n;
+  }
+}
+
 /** The same sliding log in process: the store without REDIS_URL, and the fallback while Redis is down. */
 export class MemoryWindow {
-  private readonly logs = new Map<string, number[]>();
+  private readonly logs = new Map<string, TimestampLog>();
   private lastSweep = Date.now();
 
-  /** Notes a request admitted elsewhere (by Redis), so that a fallback to this window starts from it. */
-  record(key: string, windowMs = WINDOW_MS, now = Date.now()): void {
+  private logOf(key: string): TimestampLog {
     let log = this.logs.get(key);
-    if (!log) this.logs.set(key, (log = []));
+    if (!log) this.logs.set(key, (log = new TimestampLog()));
+    return log;
+  }
+
+  /**
+   * Notes a request admitted elsewhere (by Redis), so that a fallback to this window starts from it.
+   * Entries older than the window are dropped here too: while Redis answers, nothing else would.
+   */
+  record(key: string, windowMs = WINDOW_MS, now = Date.now()): void {
+    const log = this.logOf(key);
+    log.expire(now - windowMs);
     log.push(now);
     this.sweep(now, windowMs);
   }
 
   hit(key: string, limit: number, windowMs = WINDOW_MS, now = Date.now()): Decision {
-    let log = this.logs.get(key);
-    if (!log) this.logs.set(key, (log = []));
-    let drop = 0;
-    while (drop < log.length && log[drop] <= now - windowMs) drop++;
-    if (drop) log.splice(0, drop);
-    const allowed = log.length < limit;
+    const log = this.logOf(key);
+    log.expire(now - windowMs);
+    const allowed = log.size < limit;
     if (allowed) log.push(now);
     this.sweep(now, windowMs);
-    return { allowed, limit, remaining: Math.max(0, limit - log.length), resetAt: (log[0] ?? now) + windowMs, now };
+    return { allowed, limit, remaining: Math.max(0, limit - log.size), resetAt: (log.oldest ?? now) + windowMs, now };
   }
 
   count(key: string, windowMs = WINDOW_MS, now = Date.now()): number {
-    return (this.logs.get(key) ?? []).filter((t) => t > now - windowMs).length;
+    return this.logs.get(key)?.countAfter(now - windowMs) ?? 0;
+  }
+
+  /** Entries held for a key (expired ones included until the key's next request): for tests. */
+  held(key: string): number {
+    return this.logs.get(key)?.size ?? 0;
   }
 
   /** Forgets budgets idle for a whole window, so memory follows the active accounts. */
   private sweep(now: number, windowMs: number): void {
     if (now - this.lastSweep < windowMs) return;
     this.lastSweep = now;
-    for (const [k, log] of this.logs) if (!log.length || log[log.length - 1] <= now - windowMs) this.logs.delete(k);
+    for (const [k, log] of this.logs) if ((log.newest ?? -Infinity) <= now - windowMs) this.logs.delete(k);
   }
 }
 

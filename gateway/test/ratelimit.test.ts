@@ -134,6 +134,16 @@ describe('the sliding window', () => {
     expect(w.hit('k', 10, 1000, 11_050)).toMatchObject({ allowed: true, remaining: 7 });
   });
 
+  test('while Redis admits an active account, the fallback log keeps only the last window', () => {
+    const w = new MemoryWindow();
+    // An hour of 100 requests a second, every one admitted through Redis.
+    const t0 = 1_000_000;
+    for (let i = 0; i < 360_000; i++) w.record('busy', 60_000, t0 + i * 10);
+    // One window's worth (6,000), not the 360,000 recorded.
+    expect(w.held('busy')).toBe(6_000);
+    expect(w.count('busy', 60_000, t0 + 3_600_000)).toBe(5_999);
+  });
+
   test('in process: refused requests use no budget, and each slot frees exactly one window after its request', () => {
     const w = new MemoryWindow();
     const t0 = 1_000_000;
