@@ -7,7 +7,9 @@
  * - `edge`: a Node HTTPS server (the platform's certificate) that answers each request by one call of
  *   that method, over one grpc-js channel. `/grpc/{id}` does only that; `/redis/{id}` first runs one
  *   Lua script in Redis (ioredis, as the rate limiter does; only with REDIS_URL); `/express/{id}` does
- *   the same as `/redis/{id}` behind an express route.
+ *   the same as `/redis/{id}` behind an express route; `/adserve/...` is proxied with
+ *   http-proxy-middleware (as the gateway proxies decisions) to a plain HTTP server in the service
+ *   process that answers a fixed decision.
  *
  * No authentication, tracing, metrics, validation or field mapping: the platform's cost above this
  * floor is its own code; the floor itself is the price of the stack.
@@ -15,9 +17,11 @@
  * Each prints its port on stdout.
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import https from 'node:https';
 import * as grpc from '@grpc/grpc-js';
 import express from 'express';
+import { createProxyMiddleware } from 'http-proxy-middleware';
 import Redis from 'ioredis';
 import pg from 'pg';
 
@@ -39,9 +43,16 @@ function service(): void {
         .then((r) => done(null, Buffer.from(JSON.stringify(r.rows[0]?.doc ?? null))), (err: Error) => done({ code: grpc.status.INTERNAL, details: err.message }));
     },
   });
+  // A decision answered from memory, for the proxy floor.
+  const decision = Buffer.from(JSON.stringify({ status: 'SUCCESS', placements: { placement_1: { banner_id: 1, width: 300, height: 250, image_url: 'https://cdn.example/bench.png' } } }));
+  const plain = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': decision.length });
+    res.end(decision);
+  });
+  plain.keepAliveTimeout = 5_000;
   server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, port) => {
     if (err) throw err;
-    process.stdout.write(`${port}\n`);
+    plain.listen(0, '127.0.0.1', () => process.stdout.write(`${port} ${(plain.address() as { port: number }).port}\n`));
   });
 }
 
@@ -73,9 +84,16 @@ function edge(): void {
       .then(() => get(Number(req.params.id)))
       .then((body) => answer(res, body), fail(res));
   });
+  // As the gateway's serving proxy: a keep-alive agent, X-Forwarded-* headers.
+  const proxy = createProxyMiddleware({ target: `http://${process.env.FLOOR_DECISION_ADDR}`, agent: new http.Agent({ keepAlive: true, maxSockets: 256 }), xfwd: true }) as unknown as (
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    next: (err?: unknown) => void,
+  ) => void;
   const server = https.createServer({ cert: fs.readFileSync(process.env.TLS_CERT_FILE!), key: fs.readFileSync(process.env.TLS_KEY_FILE!) }, (req, res) => {
     const [, step, id] = (req.url ?? '').split('/');
-    if (step === 'grpc') get(Number(id)).then((body) => answer(res, body), fail(res));
+    if (step === 'adserve') proxy(req, res, (err) => fail(res)(err as Error));
+    else if (step === 'grpc') get(Number(id)).then((body) => answer(res, body), fail(res));
     else if (step === 'redis') hit().then(() => get(Number(id))).then((body) => answer(res, body), fail(res));
     else app(req, res);
   });

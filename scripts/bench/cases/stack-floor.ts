@@ -1,7 +1,9 @@
 /**
  * The fixed stack's floor (scripts/bench/stack-floor.ts): a GET by id made of nothing but an HTTPS
  * answer, one grpc-js call and one Postgres lookup by id, then with one Redis script call added (with
- * REDIS_URL), then behind an express route. What the platform costs above these is its own code.
+ * REDIS_URL), then behind an express route; and an HTTPS answer proxied as the gateway proxies ad
+ * decisions to a plain HTTP server answering from memory. What the platform costs above these is its
+ * own code.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -9,10 +11,10 @@ import { load, type BenchCase, type BenchContext, type CaseResult } from '../har
 
 const ROWS = 1000;
 
-function start(args: string[], env: Record<string, string>): Promise<{ proc: ChildProcess; port: number }> {
+function start(args: string[], env: Record<string, string>): Promise<{ proc: ChildProcess; ports: number[] }> {
   const proc = spawn(process.execPath, [path.join(__dirname, '..', 'stack-floor.js'), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
-    proc.stdout!.once('data', (c) => resolve({ proc, port: Number(String(c).trim()) }));
+    proc.stdout!.once('data', (c) => resolve({ proc, ports: String(c).trim().split(' ').map(Number) }));
     proc.once('exit', (code) => reject(new Error(`stack floor ${args[0]} exited (${code})`)));
   });
 }
@@ -27,18 +29,22 @@ async function floor(ctx: BenchContext): Promise<CaseResult[]> {
     [ROWS],
   );
   const service = await start(['service'], { FLOOR_DATABASE_URL: ctx.databaseUrl, FLOOR_SCHEMA: schema });
-  const edge = await start(['edge'], { FLOOR_SERVICE_ADDR: `127.0.0.1:${service.port}`, TLS_CERT_FILE: ctx.certFile, TLS_KEY_FILE: ctx.keyFile });
+  const [grpcPort, decisionPort] = service.ports;
+  const edge = await start(['edge'], { FLOOR_SERVICE_ADDR: `127.0.0.1:${grpcPort}`, FLOOR_DECISION_ADDR: `127.0.0.1:${decisionPort}`, TLS_CERT_FILE: ctx.certFile, TLS_KEY_FILE: ctx.keyFile });
+  const port = edge.ports[0];
   // Measured as processes of their own; the platform's idle processes stay in the figures as they are.
   ctx.pids['floor edge'] = edge.proc.pid!;
   ctx.pids['floor service'] = service.proc.pid!;
   try {
     const id = Math.floor(ROWS / 2);
-    await load(ctx, 'warm-up', { port: edge.port, path: `/express/${id}`, key: '', durationS: ctx.options.smoke ? 1 : 3 });
-    const results = [await load(ctx, 'stack floor: HTTPS + one grpc-js call + one pg lookup', { port: edge.port, path: `/grpc/${id}`, key: '' })];
+    await load(ctx, 'warm-up', { port, path: `/express/${id}`, key: '', durationS: ctx.options.smoke ? 1 : 3 });
+    const results = [await load(ctx, 'stack floor: HTTPS + one grpc-js call + one pg lookup', { port, path: `/grpc/${id}`, key: '' })];
     // The Redis script call only where the platform's limiter uses Redis too.
     const redis = process.env.REDIS_URL ? ' + one Redis script call' : '';
-    if (redis) results.push(await load(ctx, `stack floor: the same${redis}`, { port: edge.port, path: `/redis/${id}`, key: '' }));
-    results.push(await load(ctx, `stack floor: the same${redis} behind an express route`, { port: edge.port, path: `/express/${id}`, key: '' }));
+    if (redis) results.push(await load(ctx, `stack floor: the same${redis}`, { port, path: `/redis/${id}`, key: '' }));
+    results.push(await load(ctx, `stack floor: the same${redis} behind an express route`, { port, path: `/express/${id}`, key: '' }));
+    // The decision path's floor: the gateway's proxy hop to a server that answers from memory.
+    results.push(await load(ctx, 'stack floor: HTTPS proxied (http-proxy-middleware) to a plain HTTP answer', { port, path: '/adserve/;ID=1;setID=1;type=json', key: '' }));
     return results;
   } finally {
     delete ctx.pids['floor edge'];
