@@ -24,6 +24,22 @@ export interface RunningGateway {
   close(graceMs?: number): Promise<void>;
 }
 
+/**
+ * Node pauses a connection's parser when a request arrives while the last answer is still buffered
+ * above the socket's write high-water mark. Node 20 then fails the request with HPE_PAUSED if more of
+ * it was already read (TLS hands over data after the pause) and drops the connection without an
+ * answer. A write counts as buffered until the event loop runs its callback, even after the client
+ * has read it. With Node's 16 KB mark, a busy gateway dropped a request sent right after a large
+ * answer on the same connection: a long list, an error naming long fields. A mark above the answers
+ * the API gives keeps the parser running. Node still pauses a client that pipelines without reading.
+ */
+const SOCKET_WRITE_MARK = 4 * 1024 * 1024;
+
+function raiseWriteMark(sock: Socket): void {
+  const state = (sock as Socket & { _writableState?: { highWaterMark: number } })._writableState;
+  if (state && state.highWaterMark < SOCKET_WRITE_MARK) state.highWaterMark = SOCKET_WRITE_MARK;
+}
+
 /** How long, once stopping, a connection that has not sent its first request may still send one. */
 const FIRST_REQUEST_GRACE_MS = 300;
 
@@ -95,7 +111,9 @@ export async function startGateway(): Promise<RunningGateway> {
       else if (!refuseWithoutKey(req, res)) app(req, res);
     }, routeOf(req));
   const httpsServer = https.createServer({ cert: tls.cert, key: tls.key }, httpsHandler);
-  const httpServer = http.createServer(handler);
+  const httpServer = http.createServer({ highWaterMark: SOCKET_WRITE_MARK }, handler);
+  // The server's highWaterMark option reaches the TCP socket, not the TLS socket requests are read from.
+  httpsServer.on('secureConnection', (sock: Socket) => raiseWriteMark(sock));
   for (const s of [httpsServer, httpServer]) {
     s.headersTimeout = 15_000;
     s.requestTimeout = 30_000;
