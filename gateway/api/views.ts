@@ -1,6 +1,6 @@
 import type { Resource } from '../../proto/gen/adserver/resources/v1/resources';
 import { findKind, kindForObject, type ApiVersion, type FieldSpec, type Json, type ParameterError, type ResourceKind, type VersionView } from '../../services/shared/catalog';
-import { isPlainObject } from '../../services/shared/catalog/validate';
+import { isPlainObject, unknownField } from '../../services/shared/catalog/validate';
 
 interface OutputField {
   /** Name in this version. */
@@ -84,7 +84,7 @@ export function translateInput(view: View, body: unknown): { attributes: Record<
     if (view.output.some((f) => f.timestamp && f.name === name)) continue;
     const canonical = view.input.get(name);
     if (!canonical) {
-      errors.push({ field: name.slice(0, 64), type: 'unknown_field', message: `'${name.slice(0, 64)}' is not a field of ${view.object}.` });
+      errors.push(unknownField(name, view.object));
       continue;
     }
     const spec = view.kind.fields[canonical];

@@ -60,6 +60,25 @@ test('a JSON body with a repeated member is refused with 400 and creates nothing
   expect((await acct.test.get('/v2/publishers?limit=100')).body.data.length).toBe(before);
 });
 
+test('an unknown member with a long name is named in 64 characters, not echoed whole', async () => {
+  const long = 'x'.repeat(20_000);
+  // A resource create (the gateway's view) and an action body (the catalog's validation).
+  const created = await acct.test.post('/v2/ad-items/custom-html', { name: 'n', width: 1, height: 1, custom_html: '<p>', [long]: 1 });
+  const featured = await newAccount(['native-to-image']);
+  const action = await featured.test.post('/v2/ad-items/native/1/to-image', { [long]: 1, [`${long}y`]: 2 });
+  for (const res of [created, action]) {
+    const body = expectError(res, 400, 'v2');
+    const named = body.parameters.filter((p: { type: string }) => p.type === 'unknown_field');
+    expect(named.length).toBeGreaterThanOrEqual(1);
+    for (const p of named) {
+      expect(p.field).toBe('x'.repeat(64));
+      expect(p.message.length).toBeLessThan(200);
+    }
+    expect(res.text.length).toBeLessThan(2_000);
+  }
+  expect((await acct.test.get('/v2/ad-items/custom-html?limit=10')).body.data).toEqual([]);
+});
+
 describe("requests Node's parser refuses answer in the JSON error shape", () => {
   test.each([true, false])('oversized request line (fuzz seed 112435487: PUT /v1/zones/text/1\' with a 70,000-character parameter), secure=%s', async (secure) => {
     const answer = await raw(`PUT /v1/zones/text/1'?name=${'x'.repeat(70_000)} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Basic ${acct.testKey}\r\nContent-Length: 2\r\n\r\n{}`, secure);

@@ -25,6 +25,15 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
  * Unknown fields are rejected so that a typo never silently does nothing; read-only fields are ignored
  * so that a client may send back an object it has read.
  */
+/**
+ * The error for a member the body should not have. Its name is cut to 64 characters: an error must not
+ * echo whatever a caller sends back at full length (a 45 KB body of long names made a 92 KB answer).
+ */
+export function unknownField(name: string, of: string): ParameterError {
+  const shown = name.slice(0, 64);
+  return { field: shown, type: 'unknown_field', message: `'${shown}' is not a field of ${of}.` };
+}
+
 export function validateInput(kind: ResourceKind, input: unknown, op: Op): ValidationResult {
   const errors: ParameterError[] = [];
   const values: Record<string, Json> = {};
@@ -34,7 +43,7 @@ export function validateInput(kind: ResourceKind, input: unknown, op: Op): Valid
   for (const [name, raw] of Object.entries(input)) {
     const spec = kind.fields[name];
     if (!spec) {
-      errors.push({ field: name, type: 'unknown_field', message: `'${name}' is not a field of ${kind.title}.` });
+      errors.push(unknownField(name, kind.title));
       continue;
     }
     if (spec.readOnly) continue;
