@@ -8,14 +8,9 @@
 import { fork } from 'node:child_process';
 import * as grpc from '@grpc/grpc-js';
 import { cpuMs } from './harness';
+import { rawUnaryMethod } from './raw-grpc';
 
-const bytes = {
-  requestSerialize: (b: Buffer) => b,
-  requestDeserialize: (b: Buffer) => b,
-  responseSerialize: (b: Buffer) => b,
-  responseDeserialize: (b: Buffer) => b,
-};
-const GET: grpc.MethodDefinition<Buffer, Buffer> = { path: '/bench.Cost/Get', requestStream: false, responseStream: false, ...bytes };
+const GET = rawUnaryMethod('/bench.Cost/Get');
 const ANSWER = Buffer.from(JSON.stringify({ object: 'custom_html_ad_item', id: 1, name: 'Bench ad item', height: 250, width: 300, custom_html: '<div>bench</div>' }));
 
 function server(): void {

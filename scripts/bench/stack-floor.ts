@@ -24,14 +24,9 @@ import express from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import Redis from 'ioredis';
 import pg from 'pg';
+import { rawUnaryMethod } from './raw-grpc';
 
-const bytes = {
-  requestSerialize: (b: Buffer) => b,
-  requestDeserialize: (b: Buffer) => b,
-  responseSerialize: (b: Buffer) => b,
-  responseDeserialize: (b: Buffer) => b,
-};
-const GET: grpc.MethodDefinition<Buffer, Buffer> = { path: '/bench.Floor/Get', requestStream: false, responseStream: false, ...bytes };
+const GET = rawUnaryMethod('/bench.Floor/Get');
 
 function service(): void {
   const pool = new pg.Pool({ connectionString: process.env.FLOOR_DATABASE_URL, max: 10, options: `-c search_path=${process.env.FLOOR_SCHEMA}` });
