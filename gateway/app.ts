@@ -163,6 +163,24 @@ export function publicServeHandler(): (req: http.IncomingMessage, res: http.Serv
   };
 }
 
+/** What the serving origin answers besides the serve paths: creative files and its health. */
+export function servedOnServeOrigin(path: string): boolean {
+  return path.startsWith('/creatives/') || path === '/healthz';
+}
+
+/**
+ * The serving origin's answer to anything else: it holds ads only, so that no tenant's markup shares an
+ * origin with the API, the settings page or /docs.
+ */
+export function refuseOffServeOrigin(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const started = process.hrtime.bigint();
+  const body = JSON.stringify(new ApiError(404, 'resource_not_found_error', 'This host serves ads only: the API, /settings/api and /docs are on the API host.').body('v2'));
+  setCommonHeaders(res, true);
+  res.writeHead(404, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+  res.end(req.method === 'HEAD' ? undefined : body);
+  countRequest('unmatched', req.method ?? 'GET', 404, undefined, started);
+}
+
 /** The `route` label (and span name) of the public serve paths. */
 export const SERVE_ROUTE = '/adserve, /serve/*';
 

@@ -7,7 +7,8 @@ import { log } from '../services/shared/log';
 import { startMetricsServer } from '../services/shared/metrics';
 import type express from 'express';
 import { tracedRequest } from '../services/shared/telemetry';
-import { createApp, publicServeHandler, refuseWithoutKey, routeLabel, SERVE_ROUTE } from './app';
+import { createApp, publicServeHandler, refuseOffServeOrigin, refuseWithoutKey, routeLabel, SERVE_ROUTE, servedOnServeOrigin } from './app';
+import { rawPath } from './context';
 import { KeyResolver } from './auth';
 import { idempotency } from './idempotency';
 import { RateLimiter, rateLimit } from './ratelimit';
@@ -19,6 +20,8 @@ import { loadTlsCredentials } from './tls';
 export interface RunningGateway {
   httpsPort: number;
   httpPort: number;
+  /** The serving origin's HTTPS port (ad tags, decisions, beacons, creative files only). */
+  serveHttpsPort: number;
   metricsPort: number;
   /** Stops accepting, finishes in-flight requests (up to `graceMs`), closes everything. */
   close(graceMs?: number): Promise<void>;
@@ -110,17 +113,28 @@ export async function startGateway(): Promise<RunningGateway> {
       if (servePublic(req, res)) proxiedToServing.add(req);
       else if (!refuseWithoutKey(req, res)) app(req, res);
     }, routeOf(req));
+  // The serving origin: an origin of its own for every ad document, so a tenant's markup never runs
+  // beside the API, the settings page or /docs (defence in depth: ad documents are sandboxed too).
+  const serveHandler: http.RequestListener = (req, res) =>
+    tracedRequest(req, res, () => {
+      track(req, res);
+      if (servePublic(req, res)) proxiedToServing.add(req);
+      else if (servedOnServeOrigin(rawPath(req))) app(req, res);
+      else refuseOffServeOrigin(req, res);
+    }, routeOf(req));
   const httpsServer = https.createServer({ cert: tls.cert, key: tls.key }, httpsHandler);
+  const serveServer = https.createServer({ cert: tls.cert, key: tls.key }, serveHandler);
   const httpServer = http.createServer({ highWaterMark: SOCKET_WRITE_MARK }, handler);
+  const servers = [httpsServer, serveServer, httpServer];
   // The server's highWaterMark option reaches the TCP socket, not the TLS socket requests are read from.
-  httpsServer.on('secureConnection', (sock: Socket) => raiseWriteMark(sock));
-  for (const s of [httpsServer, httpServer]) {
+  for (const s of [httpsServer, serveServer]) s.on('secureConnection', (sock: Socket) => raiseWriteMark(sock));
+  for (const s of servers) {
     s.headersTimeout = 15_000;
     s.requestTimeout = 30_000;
     s.keepAliveTimeout = 5_000;
   }
   const sockets = new Set<Socket>();
-  for (const s of [httpsServer, httpServer]) {
+  for (const s of servers) {
     // Node's parser answers requests it cannot read (oversized headers, malformed lines) itself; answer
     // them in the contract's JSON error shape instead of its bare status line.
     s.on('clientError', (err: NodeJS.ErrnoException & { bytesParsed?: number }, sock: Socket) => {
@@ -144,22 +158,26 @@ export async function startGateway(): Promise<RunningGateway> {
   };
   // The TLS socket (which requests see) and the TCP socket under it (a handshake in progress).
   httpServer.on('connection', trackSocket);
-  httpsServer.on('connection', trackSocket);
-  httpsServer.on('secureConnection', trackSocket);
+  for (const s of [httpsServer, serveServer]) {
+    s.on('connection', trackSocket);
+    s.on('secureConnection', trackSocket);
+  }
   const httpsPort = await listen(httpsServer, envInt('GATEWAY_HTTPS_PORT', 8443), host);
+  const serveHttpsPort = await listen(serveServer, envInt('GATEWAY_SERVE_PORT', 8444), host);
   const httpPort = await listen(httpServer, envInt('GATEWAY_HTTP_PORT', 8080), host);
   listening = true;
   const metrics = await startMetricsServer(envInt('METRICS_PORT', 9464));
   const metricsPort = (metrics.address() as { port: number }).port;
-  log.info('gateway listening', { https_port: httpsPort, http_port: httpPort, metrics_port: metricsPort, tls_self_signed: tls.selfSigned });
+  log.info('gateway listening', { https_port: httpsPort, serve_https_port: serveHttpsPort, http_port: httpPort, metrics_port: metricsPort, tls_self_signed: tls.selfSigned });
 
   return {
     httpsPort,
+    serveHttpsPort,
     httpPort,
     metricsPort,
     async close(graceMs = 10_000) {
       draining = true;
-      const closed = Promise.all([httpsServer, httpServer].map((s) => new Promise<void>((r) => s.close(() => r()))));
+      const closed = Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
       // Open connections would hold close() open: idle keep-alive ones go now, those that have not sent
       // a request yet after FIRST_REQUEST_GRACE_MS, busy ones after their answer (sent with Connection:
       // close), and whatever is left after graceMs.

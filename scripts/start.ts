@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { SERVICE_DEFAULTS, SERVICE_NAMES, dataDir, envInt } from '../services/shared/config';
+import { SERVICE_DEFAULTS, SERVICE_NAMES, dataDir, envInt, serveBaseUrl } from '../services/shared/config';
 import { closeClients } from '../services/shared/grpc/client';
 import { serviceServing } from '../services/shared/grpc/health-probe';
 import { ensureInternalToken } from '../services/shared/internal-token';
@@ -230,7 +230,7 @@ async function main(): Promise<void> {
       `  Plain HTTP:    http://localhost:${httpPort}  (only /healthz; API calls are refused)`,
       `  Health:        http://localhost:${httpPort}/healthz`,
       `  Metrics:       http://localhost:${envInt('METRICS_PORT', 9464)}/metrics`,
-      `  Ad serving:    http://${baseEnv.SERVING_ADDR}/adserve/;ID=…;setID=…;type=json  (also through the gateway)`,
+      `  Ad serving:    ${serveBaseUrl()}/adserve/;ID=…;setID=…;type=json  (the origin ad tags point at; serving itself: http://${baseEnv.SERVING_ADDR})`,
       `  Services:      ${SERVICE_NAMES.map((n) => `${n} ${baseEnv[`${n.toUpperCase()}_ADDR`]}`).join(', ')}`,
       `  Data:          ${baseEnv.DATA_DIR}${database ? ` (embedded PostgreSQL on 127.0.0.1:${database.port}, data in ${database.dir})` : ' (Postgres from DATABASE_URL)'}`,
       '',

@@ -4,6 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import { DecisionDataClient, type DecisionEntity, type GetTestDataResponse } from '../../proto/gen/adserver/inventory/v1/decision_data';
 import { EventKind } from '../../proto/gen/adserver/reporting/v1/events';
 import type { Json } from '../shared/catalog';
+import { isHttpUrl } from '../shared/catalog/validate';
 import { envInt, serviceAddress } from '../shared/config';
 import { channelOptions } from '../shared/grpc/client';
 import { internalToken, withInternalToken } from '../shared/internal-token';
@@ -191,6 +192,16 @@ function macro(raw: unknown, name: string): string {
   return s;
 }
 
+/**
+ * A third-party click tracker put in front of the click URL: only an http(s) URL, the rule for every
+ * stored URL. Anything else (`javascript:`, `data:`) would run in the ad's document; it is dropped and
+ * the ad links to its own click URL.
+ */
+function clickPrefix(raw: unknown): string {
+  const s = macro(raw, 'click');
+  return s && isHttpUrl(s) ? s : '';
+}
+
 /** The request of an /adserve or /v2/adserve call (query, semicolon or JSON body parameters). */
 function serveRequest(p: URLSearchParams | Record<string, unknown>): ServeRequest {
   const get = (n: string) => (p instanceof URLSearchParams ? p.get(n) : p[n]);
@@ -204,7 +215,7 @@ function serveRequest(p: URLSearchParams | Record<string, unknown>): ServeReques
     type,
     size: parseSize(get('size')),
     rf: rf === 1 || rf === '1' || rf === true,
-    click: macro(get('click'), 'click'),
+    click: clickPrefix(get('click')),
     extra: macro(get('extra'), 'extra'),
     ...targetingInputs(get),
   };
@@ -218,7 +229,7 @@ function tagRequest(q: URLSearchParams): ServeRequest {
     type: 'json',
     size: parseSize(q.get('size')),
     rf: q.get('rf') === '1',
-    click: macro(q.get('click'), 'click'),
+    click: clickPrefix(q.get('click')),
     extra: macro(q.get('extra'), 'extra'),
     ...targetingInputs((n) => q.get(n)),
   };
@@ -284,6 +295,14 @@ function render(data: DecisionData, signer: TokenSigner, c: Candidate, r: ServeR
     viewableUrl: `${base}/serve/view?t=${t}`,
   };
 }
+
+/**
+ * Every ad document runs in a sandbox without `allow-same-origin`: an opaque origin, whatever host
+ * serves it, so a tenant's markup can never read or act on another page of that host (the settings
+ * page, the API, another tenant's ads). Scripts, forms and popups still work; a click's landing page
+ * opens outside the sandbox, and `_top` links need the user's click.
+ */
+export const AD_DOCUMENT_CSP = 'sandbox allow-scripts allow-forms allow-popups allow-popups-to-escape-sandbox allow-top-navigation-by-user-activation';
 
 /** The ad as HTML (iframe and js forms): linked image or the item's own markup, and its pixels. */
 function adHtml(x: Rendered): string {
@@ -593,7 +612,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     }
     const html = x ? adHtml(x) : '';
     if (form === 'iframe') {
-      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Security-Policy': AD_DOCUMENT_CSP });
       return void res.end(`<!DOCTYPE html><html><head><meta charset="utf-8"><style>html,body{margin:0;padding:0;overflow:hidden}</style></head><body>${html}</body></html>`);
     }
     res.writeHead(200, { 'Content-Type': 'application/javascript; charset=utf-8', 'Cache-Control': 'no-store' });

@@ -61,10 +61,11 @@ export function serviceAddress(service: ServiceName): string {
 
 /**
  * The public host that ad tags, tracking URLs and creative files point at (SERVE_BASE_URL, without a
- * trailing slash), optionally in another protocol (tags can be asked for in http).
+ * trailing slash), optionally in another protocol (tags can be asked for in http). By default the
+ * gateway's serving origin (GATEWAY_SERVE_PORT), never the API's: ad documents get an origin of their own.
  */
 export function serveBaseUrl(protocol?: 'http' | 'https' | ''): string {
-  const base = new URL(envStr('SERVE_BASE_URL', 'https://localhost:8443')!);
+  const base = new URL(envStr('SERVE_BASE_URL', `https://localhost:${envInt('GATEWAY_SERVE_PORT', 8444)}`)!);
   if (protocol) base.protocol = `${protocol}:`;
   return base.toString().replace(/\/+$/, '');
 }

@@ -50,6 +50,7 @@ export async function platformEnv(extra: Record<string, string> = {}): Promise<{
     GATEWAY_HOST: '127.0.0.1',
     GATEWAY_HTTPS_PORT: String(await freePort()),
     GATEWAY_HTTP_PORT: String(await freePort()),
+    GATEWAY_SERVE_PORT: String(await freePort()),
     METRICS_PORT: String(await freePort()),
     SERVE_BASE_URL: 'https://serve.example.test',
     // Services accept calls only with it; the test workers get it through the environment.

@@ -203,7 +203,8 @@ export function sizeProblem(value: string): string | undefined {
   return parseSize(value) ? undefined : SIZE_RULE;
 }
 
-function isHttpUrl(value: string): boolean {
+/** An absolute http: or https: URL: the rule for every URL the platform stores or puts in a link. */
+export function isHttpUrl(value: string): boolean {
   try {
     const u = new URL(value);
     return u.protocol === 'http:' || u.protocol === 'https:';
