@@ -10,7 +10,7 @@ import { ApiError, apiErrors, methodNotSupported } from './errors';
 import { checkService, checkServices, eventLoopStall, LIVENESS_MAX_STALL_MS } from './health';
 import { DUPLICATE_MEMBER, duplicateMemberError, jsonBody } from './json-body';
 import { creativeFile } from './creatives';
-import { isPublicServePath, publicServeProxy, v2AdserveProxy } from './serving-proxy';
+import { isPublicServePath, normalServePath, prepareForServing, publicServeProxy, v2AdserveProxy } from './serving-proxy';
 import { docsRouter } from './docs';
 
 export interface GatewayOptions {
@@ -148,10 +148,17 @@ function countRequest(route: string, method: string, code: number, version: stri
 export function publicServeHandler(): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
   const proxy = publicServeProxy() as unknown as (req: http.IncomingMessage, res: http.ServerResponse, next: (err?: unknown) => void) => void;
   return (req, res) => {
-    if (!isPublicServePath(rawPath(req))) return false;
+    const path = rawPath(req);
+    if (!isPublicServePath(path)) return false;
     const started = process.hrtime.bigint();
     setCommonHeaders(res, (req.socket as { encrypted?: boolean }).encrypted === true);
     res.once('finish', () => countRequest(SERVE_ROUTE, req.method ?? 'GET', res.statusCode, undefined, started));
+    if (!normalServePath(path)) {
+      const body = JSON.stringify(apiErrors.badRequest("The path must not contain '.' or '..' segments (plain or percent-encoded) or encoded slashes.").body('v2'));
+      res.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) }).end(body);
+      return true;
+    }
+    prepareForServing(req);
     proxy(req, res, (err) => {
       log.error('serve proxy failed', errorFields(err));
       if (!res.headersSent) {

@@ -15,6 +15,7 @@ import { RateLimiter, rateLimit } from './ratelimit';
 import { SharedState } from './redis-state';
 import { SessionStore } from './settings/sessions';
 import { settingsRouter } from './settings/settings-router';
+import { trustedProxies } from './serving-proxy';
 import { loadTlsCredentials } from './tls';
 
 export interface RunningGateway {
@@ -62,7 +63,7 @@ export async function startGateway(): Promise<RunningGateway> {
   const app = createApp({
     settings: settingsRouter(new SessionStore(shared), limiter),
     resolver,
-    trustedProxies: (envStr('TRUSTED_PROXIES', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    trustedProxies: trustedProxies(),
     bodyLimit,
     // Rate limits first: a refused request must not reach (or claim) an idempotency key.
     // RATE_LIMITS=off exists for the bench, which prices the limiter against a gateway without it.

@@ -1,6 +1,7 @@
 import http, { type IncomingMessage } from 'node:http';
 import type express from 'express';
 import { createProxyMiddleware, fixRequestBody } from 'http-proxy-middleware';
+import proxyaddr from 'proxy-addr';
 import { describeProxiedRoute } from './api/route-docs';
 import { envStr } from '../services/shared/config';
 import { internalToken } from '../services/shared/internal-token';
@@ -28,6 +29,49 @@ function unavailable(res: unknown): void {
   r.end(body);
 }
 
+/** The proxies whose X-Forwarded-* headers the gateway believes (TRUSTED_PROXIES, comma-separated). */
+export function trustedProxies(): string[] {
+  return (envStr('TRUSTED_PROXIES', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+let trust: ((addr: string, i: number) => boolean) | undefined;
+const trusts = () => (trust ??= proxyaddr.compile(trustedProxies()));
+
+/** Headers only the gateway sets on a request to serving; `expect` too, which http-proxy would otherwise act on. */
+const GATEWAY_ONLY_HEADERS = ['x-account-id', 'x-mode', 'x-internal-token', 'authorization', 'expect', 'forwarded'];
+const FORWARDED_HEADERS = ['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwarded-port'];
+
+/**
+ * Sets the headers serving reads on the incoming request itself, before the proxy copies them: the
+ * proxy's own `proxyReq` hook is skipped for some requests (`Expect: 100-continue`, which Node has
+ * already answered). Nothing a client sends speaks for a tenant; X-Forwarded-* are kept only from a
+ * trusted proxy, and then carry the client address it vouches for (the proxy adds the peer's).
+ */
+export function prepareForServing(req: IncomingMessage, tenant?: { accountId: number; mode: string }): void {
+  const h = req.headers;
+  for (const name of GATEWAY_ONLY_HEADERS) delete h[name];
+  if (trusts()(req.socket.remoteAddress ?? '', 0)) {
+    h['x-forwarded-for'] = proxyaddr(req, trusts());
+  } else {
+    for (const name of FORWARDED_HEADERS) delete h[name];
+  }
+  if (!tenant) return;
+  h['x-account-id'] = String(tenant.accountId);
+  h['x-mode'] = tenant.mode;
+  const token = internalToken();
+  if (token) h['x-internal-token'] = token;
+}
+
+/**
+ * A serve path as the client wrote it must be the one routed: `/serve/../v2/adserve` would pass the
+ * public path check here and reach another route once serving resolves the dot segments. Returns
+ * whether the path is already in its normal form (no `.`/`..` segments, plain or percent-encoded).
+ */
+export function normalServePath(path: string): boolean {
+  if (/%2e|%2f|%5c|\\/i.test(path)) return false;
+  return !path.split('/').some((seg) => seg === '.' || seg === '..');
+}
+
 /** The ad paths anyone may call: tags, decisions and tracking beacons. */
 export function isPublicServePath(path: string): boolean {
   return path === '/adserve' || path.startsWith('/adserve/') || path.startsWith('/serve/');
@@ -41,10 +85,6 @@ export function publicServeProxy(): express.RequestHandler {
     pathFilter: isPublicServePath,
     xfwd: true,
     on: {
-      proxyReq: (proxyReq) => {
-        // Only the gateway may speak for a tenant: nothing a browser sends is passed on as such.
-        for (const h of ['x-account-id', 'x-mode', 'x-internal-token', 'authorization']) proxyReq.removeHeader(h);
-      },
       error: (err, _req, res) => {
         log.warn('serving unreachable', { error: (err as Error).message });
         unavailable(res);
@@ -68,20 +108,13 @@ for (const method of ['get', 'post'] as const) {
 
 /** `/v2/adserve`: after the key check and rate limit; the key's account and mode go with the token. */
 export function v2AdserveProxy(): express.RequestHandler {
-  return createProxyMiddleware({
+  const proxy = createProxyMiddleware({
     target: target(),
     agent,
     pathFilter: (path: string) => path === '/v2/adserve',
     xfwd: true,
     on: {
-      proxyReq: (proxyReq, req: IncomingMessage, res) => {
-        proxyReq.removeHeader('authorization');
-        const ctx = ctxOf(res as unknown as express.Response);
-        proxyReq.setHeader('x-account-id', String(ctx.tenant.accountId));
-        proxyReq.setHeader('x-mode', ctx.tenant.mode);
-        const token = internalToken();
-        if (token) proxyReq.setHeader('x-internal-token', token);
-        else proxyReq.removeHeader('x-internal-token');
+      proxyReq: (proxyReq, req: IncomingMessage) => {
         // A body another middleware already parsed (idempotency keys) is written again.
         fixRequestBody(proxyReq, req as never);
       },
@@ -91,4 +124,9 @@ export function v2AdserveProxy(): express.RequestHandler {
       },
     },
   }) as unknown as express.RequestHandler;
+  return (req, res, next) => {
+    if (req.path !== '/v2/adserve') return next();
+    prepareForServing(req, ctxOf(res).tenant);
+    return proxy(req, res, next);
+  };
 }

@@ -192,6 +192,12 @@ function macro(raw: unknown, name: string): string {
   return s;
 }
 
+/** `extra` for the destination's query; one whose percent-encoding was invalid (decoded to U+FFFD) is dropped. */
+function extraParam(raw: unknown): string {
+  const s = macro(raw, 'extra');
+  return s.includes('\uFFFD') ? '' : s;
+}
+
 /**
  * A third-party click tracker put in front of the click URL: only an http(s) URL, the rule for every
  * stored URL. Anything else (`javascript:`, `data:`) would run in the ad's document; it is dropped and
@@ -216,7 +222,7 @@ function serveRequest(p: URLSearchParams | Record<string, unknown>): ServeReques
     size: parseSize(get('size')),
     rf: rf === 1 || rf === '1' || rf === true,
     click: clickPrefix(get('click')),
-    extra: macro(get('extra'), 'extra'),
+    extra: extraParam(get('extra')),
     ...targetingInputs(get),
   };
 }
@@ -230,7 +236,7 @@ function tagRequest(q: URLSearchParams): ServeRequest {
     size: parseSize(q.get('size')),
     rf: q.get('rf') === '1',
     click: clickPrefix(q.get('click')),
-    extra: macro(q.get('extra'), 'extra'),
+    extra: extraParam(q.get('extra')),
     ...targetingInputs((n) => q.get(n)),
   };
 }
@@ -464,13 +470,17 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     const q = `ID=${r.account};setID=${r.zone};type=json${r.size ? `;size=${r.size.width}x${r.size.height}` : ''}`;
     const extraFlag = test ? { test: true } : {};
     if (r.type === 'jsonr') {
-      // Most eligible first: by weight, ties in random order. A ranking records no response.
+      // Most eligible first: by weight, ties in random order. Every ad handed out carries signed tracking
+      // URLs a client may fire, so each is a response: impressions can never exceed responses.
       const ranked = (await targeted(data, r, req)).map((c) => ({ c, k: Math.random() })).sort((a, b) => b.c.weight - a.c.weight || a.k - b.k);
       const placements: Record<string, Record<string, string>> = {};
       let n = 0;
+      const ctx = ranked.length ? context(req, res) : undefined;
       for (const { c } of ranked) {
         const x = render(data, deps.signer, c, r, base, test);
-        if (x) placements[`placement_${++n}`] = placementJson(x, r, refresh, base, q);
+        if (!x) continue;
+        placements[`placement_${++n}`] = placementJson(x, r, refresh, base, q);
+        record(EventKind.RESPONSE, x.decision, ctx!);
       }
       return n ? { status: 'SUCCESS', placements, ...extraFlag } : { status: 'NO_ADS', ...extraFlag };
     }
@@ -494,7 +504,8 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
   async function v2Adserve(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
     const expected = internalToken();
     const given = String(req.headers['x-internal-token'] ?? '');
-    const ok = !expected || (given.length === expected.length && crypto.timingSafeEqual(Buffer.from(given), Buffer.from(expected)));
+    // No token configured means nobody may speak for a tenant here: serving never trusts these headers bare.
+    const ok = !!expected && given.length === expected.length && crypto.timingSafeEqual(Buffer.from(given), Buffer.from(expected));
     const account = Number(req.headers['x-account-id']);
     const mode = req.headers['x-mode'];
     if (!ok || !Number.isSafeInteger(account) || account < 1 || (mode !== 'live' && mode !== 'test')) {
@@ -546,7 +557,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     if (target) {
       const ctx = context(req, res);
       // Attribute to the last click on this account's ads when this browser made one.
-      const clicked = deps.signer.verify(decodeURIComponent(cookies(req).adsrv_c ?? ''));
+      const clicked = deps.signer.verify(safeDecode(cookies(req).adsrv_c ?? ''));
       const d: Partial<Decision> & { account: number } = clicked && !clicked.test && clicked.account === account ? { ...clicked } : { account };
       if (!clicked || clicked.account !== account) {
         if (AD_ITEM_KINDS.has(kind)) d.adItem = id;
@@ -569,7 +580,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     } else {
       // The image tag's link: the ad its image showed in this browser (a signed cookie per zone).
       const r = tagRequest(q);
-      const shown = deps.signer.verify(decodeURIComponent(cookies(req)[`adsrv_i${r.zone}`] ?? ''));
+      const shown = deps.signer.verify(safeDecode(cookies(req)[`adsrv_i${r.zone}`] ?? ''));
       if (shown && shown.account === r.account && shown.zone === r.zone) d = shown;
       else {
         // Nothing shown here before: follow an eligible ad without counting a click nobody saw.
@@ -729,13 +740,28 @@ export function destination(location: string, extra: string): string {
   return `${head}${head.includes('?') ? '&' : '?'}${extra.replace(/^[?&]+/, '')}${tail}`;
 }
 
-function redirectTo(res: http.ServerResponse, location: string): void {
+function redirectTo(res: http.ServerResponse, target: string): void {
+  // The WHATWG serialisation percent-encodes what a header may not carry raw (non-ASCII paths and queries).
+  let location = '';
+  try {
+    location = target ? new URL(target).href : '';
+  } catch {
+    /* a destination that is not a URL: no redirect */
+  }
   if (!location) {
     res.writeHead(204, { 'Cache-Control': 'no-store' });
     return void res.end();
   }
   res.writeHead(302, { Location: location, 'Cache-Control': 'no-store' });
   res.end();
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return '';
+  }
 }
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
@@ -756,8 +782,10 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<string> {
     req.on('data', (c: Buffer) => {
       size += c.length;
       if (size > limit) {
-        reject(new HttpError(400, 'invalid_request_error', `The request body is larger than ${limit} bytes.`));
-        req.destroy();
+        // Answer 413 and discard the rest: destroying the socket would leave the caller (the gateway) no answer.
+        req.removeAllListeners('data');
+        req.resume();
+        reject(new HttpError(413, 'request_too_large_error', `The request body is larger than ${limit / 1024} KB; send the adserve parameters only.`));
       } else chunks.push(c);
     });
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
