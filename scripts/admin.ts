@@ -19,7 +19,7 @@ import { loadSyntheticEvents } from './bench/synthetic-events';
 type Args = Record<string, string>;
 
 function parseArgs(argv: string[]): { command: string; args: Args } {
-  const [command = 'help', ...rest] = argv;
+  const [command, ...rest] = argv;
   const args: Args = {};
   for (let i = 0; i < rest.length; i++) {
     const a = rest[i];
@@ -121,9 +121,35 @@ async function run(command: string, args: Args): Promise<unknown> {
   }
 }
 
+const USAGE = `Usage: npm run admin -- COMMAND [--option value ...]   (each command prints one JSON line)
+
+  create-account --name NAME [--email EMAIL] [--password PW] [--features f1,f2]
+  create-key --account ID --mode test|live --name NAME
+  set-password --account ID --password PW
+  list-keys --account ID
+  delete-key --account ID --key ID
+  set-limits --account ID [--general N] [--reporting N]   requests per 60 s; 0 = the default
+  rebuild-rollups --from ISO --to ISO                    recompute report rollups of a range from raw events
+  load-events --account ID [--events N] [--days 30] [--zones 20] [--ad-items 5] [--run NAME]
+
+It talks to the running platform's accounts service (ACCOUNTS_ADDR, default 127.0.0.1:50051); run it
+with the platform's DATA_DIR or INTERNAL_TOKEN.
+`;
+const COMMANDS = ['create-account', 'create-key', 'set-password', 'list-keys', 'delete-key', 'set-limits', 'rebuild-rollups', 'load-events'];
+
+const argv = process.argv.slice(2);
+if (!argv.length || ['help', '--help', '-h'].includes(argv[0]) || argv.includes('--help')) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+if (!COMMANDS.includes(argv[0])) {
+  process.stderr.write(`unknown command '${argv[0].slice(0, 64)}'\n\n${USAGE}`);
+  process.exit(2);
+}
+
 const { command, args } = (() => {
   try {
-    return parseArgs(process.argv.slice(2));
+    return parseArgs(argv);
   } catch (err) {
     process.stderr.write(`${JSON.stringify({ error: (err as Error).message })}\n`);
     process.exit(2);
