@@ -55,9 +55,12 @@ export function fromGrpcError(err: unknown, version: ApiVersion | undefined, ren
   const reason = String(e.metadata?.get('x-error-reason')?.[0] ?? '');
   const rawParams = e.metadata?.get('x-error-parameters')?.[0];
   let parameters: ParameterError[] | undefined;
+  let canonical: string[] = [];
   if (rawParams) {
     try {
-      parameters = (JSON.parse(String(rawParams)) as ParameterError[]).map((p) => ({ ...p, field: renameField ? renameField(p.field) : p.field }));
+      const given = JSON.parse(String(rawParams)) as ParameterError[];
+      canonical = given.map((p) => p.field);
+      parameters = given.map((p) => ({ ...p, field: renameField ? renameField(p.field) : p.field }));
     } catch {
       parameters = undefined;
     }
@@ -65,7 +68,7 @@ export function fromGrpcError(err: unknown, version: ApiVersion | undefined, ren
   const message = e.details || 'Request failed.';
   switch (e.code) {
     case grpcStatus.INVALID_ARGUMENT:
-      return new ApiError(400, reason || 'invalid_request_error', renameMessage(message, parameters, e), parameters);
+      return new ApiError(400, reason || 'invalid_request_error', renameMessage(message, parameters, canonical), parameters);
     case grpcStatus.NOT_FOUND:
       return new ApiError(404, reason || 'resource_not_found_error', message);
     case grpcStatus.ALREADY_EXISTS:
@@ -91,10 +94,16 @@ export function fromGrpcError(err: unknown, version: ApiVersion | undefined, ren
   }
 }
 
-/** A single-parameter message names the field; show the caller's (version) name for it. */
-function renameMessage(message: string, parameters: ParameterError[] | undefined, _e: GrpcError): string {
-  if (parameters?.length === 1) return parameters[0].message.replace(/^'[^']*'/, `'${parameters[0].field}'`);
-  return message;
+/**
+ * A single-parameter message names the field; show the caller's (version) name for it, where the
+ * message starts with the service's name for that field (a message may start with another name:
+ * "'from' and 'to' must …" refuses 'to').
+ */
+function renameMessage(message: string, parameters: ParameterError[] | undefined, canonical: string[]): string {
+  if (parameters?.length !== 1) return message;
+  const own = `'${canonical[0]}'`;
+  const text = parameters[0].message;
+  return text.startsWith(own) ? `'${parameters[0].field}'${text.slice(own.length)}` : text;
 }
 
 /**

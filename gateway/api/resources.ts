@@ -88,7 +88,7 @@ function mountKind(router: Router, view: View): void {
     const lp = parseListParams(req);
     const sp = parseShapeParams(req, fieldNames, view.expandable);
     const bound = await scopeOf(view, req, res);
-    const filters = Object.entries(bound).map(([field, equals]) => ({ field, equals }));
+    const filters = Object.entries(bound).map(([field, equals]) => ({ field, equals, anyOf: [] }));
     const out = await backend.list(ctx, { kinds: [kind.kind], limit: lp.limit, offset: lp.offset, ids: lp.ids, newestFirst: view.version === 'v1', filters });
     const url = req.path.replace(/\/+$/, '');
     res.json({ object: 'list', has_more: out.hasMore, limit: lp.limit, offset: lp.offset, url, data: await shape(ctx, out.items, sp) });
@@ -207,7 +207,16 @@ function mountGroup(router: Router, group: KindGroup): void {
     const ctx = ctxOf(res);
     const lp = parseListParams(req);
     const sp = parseShapeParams(req, fieldNames, expandable);
-    const out = await backend.list(ctx, { kinds: [...group.kinds], limit: lp.limit, offset: lp.offset, ids: lp.ids, newestFirst: group.version === 'v1' });
+    const filters = Object.entries(group.idFilters ?? {}).flatMap(([param, field]) => {
+      const raw = req.query[param];
+      if (raw === undefined || raw === '') return [];
+      const ids = String(raw).split(',').map((s) => s.trim());
+      if (ids.length > 1000 || ids.some((id) => !/^[1-9]\d{0,15}$/.test(id))) {
+        throw apiErrors.invalid([{ field: param, type: 'invalid_value', message: `'${param}' must be a comma-separated list of ids, e.g. 12,15.` }]);
+      }
+      return [{ field, equals: undefined, anyOf: ids.map(Number) }];
+    });
+    const out = await backend.list(ctx, { kinds: [...group.kinds], limit: lp.limit, offset: lp.offset, ids: lp.ids, newestFirst: group.version === 'v1', filters });
     res.json({ object: 'list', has_more: out.hasMore, limit: lp.limit, offset: lp.offset, url: group.path, data: await shape(ctx, out.items, sp) });
   });
   router.all(group.path, (req) => {

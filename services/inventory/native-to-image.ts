@@ -324,7 +324,7 @@ async function convert(knex: Database['knex'], store: ResourceStore, t: Tenant, 
     .onConflict('name')
     .merge(['body', 'etag']);
   const fileUrl = `${serveBaseUrl()}/creatives/${fileName}`;
-  const already = await store.list(t, { kinds: ['image_creative'], limit: 1, offset: 0, ids: [], newestFirst: false, archived: false, filters: [{ field: 'file_url', equals: fileUrl }] });
+  const already = await store.list(t, { kinds: ['image_creative'], limit: 1, offset: 0, ids: [], newestFirst: false, archived: false, filters: [{ field: 'file_url', equals: fileUrl, anyOf: [] }] });
   if (already.items.length) return Number(already.items[0].id);
   const created = await store.create(t, 'image_creative', {
     group: Number(task.media_group),

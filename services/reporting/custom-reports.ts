@@ -295,8 +295,14 @@ export function startReportGeneration(knex: Knex): () => Promise<void> {
         log.warn('report generation failed; will retry', { generated_report: row.id, ...errorFields(err) });
         return;
       }
-      const params = err instanceof ServiceError ? (err.parameters as ParameterError[] | undefined) : undefined;
-      await finish({ status: 'error', error: (err as Error).message.slice(0, 1000) + (params?.length ? ` (${params.map((p) => p.field).join(', ')})` : '') });
+      // Only a refusal of the configuration's own parameters is shown; anything else (a database error
+      // names SQL and values) is logged, and the report says only that it failed.
+      if (!(err instanceof ServiceError)) {
+        log.warn('report generation failed', { generated_report: row.id, ...errorFields(err) });
+        return finish({ status: 'error', error: 'The report could not be generated; save the configuration again or contact support.' });
+      }
+      const params = err.parameters as ParameterError[] | undefined;
+      await finish({ status: 'error', error: err.message.slice(0, 1000) + (params?.length ? ` (${params.map((p) => p.field).join(', ')})` : '') });
     }
   };
 

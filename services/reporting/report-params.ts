@@ -68,15 +68,35 @@ export interface TimeRange {
   zone: string;
 }
 
+/** The years a report date may name: reports cover the platform's own events, none before 2000. */
+export const REPORT_YEARS = { min: 2000, max: 2100 } as const;
+
 function parseInstant(raw: string, name: string, errors: ParamErrors): { ms: number; offset: number } | undefined {
   const m = ISO.exec(raw);
-  const ms = m ? Date.parse(raw.replace(/([+-]\d{2})(\d{2})$/, '$1:$2')) : NaN;
-  if (!m || Number.isNaN(ms) || Number(m[2]) > 12 || Number(m[3]) > 31) {
+  if (!m) {
     errors.add(name, `'${name}' must be an ISO 8601 date and time with an offset, e.g. 2026-01-01T00:00:00+00:00.`);
     return undefined;
   }
-  const off = m[7] === 'Z' ? 0 : (m[7][0] === '-' ? -1 : 1) * (Number(m[7].slice(1, 3)) * 60 + Number(m[7].slice(-2)));
-  return { ms, offset: off };
+  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0));
+  if (year < REPORT_YEARS.min || year > REPORT_YEARS.max) {
+    errors.add(name, `'${name}' must be a date from ${REPORT_YEARS.min} to ${REPORT_YEARS.max}; ${m[1]} is outside that range.`);
+    return undefined;
+  }
+  // Date.UTC rolls 2026-02-30 over into March: a date that does not come back whole does not exist.
+  const calendar = new Date(Date.UTC(year, month - 1, day));
+  if (month < 1 || month > 12 || calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) {
+    errors.add(name, `'${name}' names a date or time that does not exist (${raw.slice(0, 40)}).`);
+    return undefined;
+  }
+  const sign = m[7] === 'Z' ? 1 : m[7][0] === '-' ? -1 : 1;
+  const [offHours, offMinutes] = m[7] === 'Z' ? [0, 0] : [Number(m[7].slice(1, 3)), Number(m[7].slice(-2))];
+  if (offHours > 14 || offMinutes > 59) {
+    errors.add(name, `'${name}' has an offset beyond ±14:00 (${m[7]}).`);
+    return undefined;
+  }
+  const offset = sign * (offHours * 60 + offMinutes);
+  const ms = Date.parse(raw.replace(/([+-]\d{2})(\d{2})$/, '$1:$2'));
+  return { ms, offset };
 }
 
 /**

@@ -267,7 +267,10 @@ export class ResourceStore {
     else q.whereNull('archived_at');
     if (req.ids?.length) q.whereIn('id', req.ids);
     if (req.origin) q.where('origin', req.origin);
-    for (const f of req.filters ?? []) q.whereRaw('attributes @> ?::jsonb', [JSON.stringify({ [f.field]: f.equals ?? null })]);
+    for (const f of req.filters ?? []) {
+      if (f.anyOf?.length) q.where((any) => void f.anyOf!.forEach((v) => any.orWhereRaw('attributes @> ?::jsonb', [JSON.stringify({ [f.field]: v ?? null })])));
+      else q.whereRaw('attributes @> ?::jsonb', [JSON.stringify({ [f.field]: f.equals ?? null })]);
+    }
     const offset = Math.max(req.offset || 0, 0);
     const direction = req.newestFirst ? 'desc' : 'asc';
     // One kind's live resources are read in the order of the resources_live_by_kind index (archived_at

@@ -130,6 +130,8 @@ export interface KindGroup {
   version: ApiVersion;
   path: string;
   kinds: readonly string[];
+  /** Query parameters that filter the list by an id field: `report_config=1,2` keeps schedules of those configurations. */
+  idFilters?: Readonly<Record<string, string>>;
 }
 
 export interface ParameterError {

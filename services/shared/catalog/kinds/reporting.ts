@@ -92,4 +92,7 @@ export const vastReportConfigurationSchedule = schedule('vast_report_configurati
 
 export const kinds: ResourceKind[] = [reportConfiguration, vastReportConfiguration, reportConfigurationSchedule, vastReportConfigurationSchedule];
 
-export const groups: KindGroup[] = [];
+/** Every schedule of every configuration (the reference's `report_config` filters by configuration). */
+export const groups: KindGroup[] = [
+  { version: 'v2', path: '/v2/reports/report-configurations/schedules', kinds: ['report_configuration_schedule'], idFilters: { report_config: 'report_configuration' } },
+];
