@@ -120,24 +120,63 @@ function password(dir: string): string {
   return pw;
 }
 
+/** Whether `user` may traverse every directory down to `dir` (the kernel's own check, run as that user). */
+function reachableBy(user: { uid: number; gid: number }, dir: string): boolean {
+  return spawnSync('test', ['-x', dir], { uid: user.uid, gid: user.gid }).status === 0;
+}
+
+/** Where clusters live when DATA_DIR is out of the server user's reach (a checkout under /root). */
+const CLUSTER_HOME = () => process.env.EMBEDDED_POSTGRES_HOME || '/var/lib/ad-serving';
+
+/**
+ * The cluster's directory: DATA_DIR/postgres, or, as root when the `postgres` user cannot reach
+ * DATA_DIR (a parent such as /root is private), a directory of its own under /var/lib/ad-serving named
+ * for DATA_DIR, with DATA_DIR/postgres a link to it. Either way the data outlives restarts. No parent
+ * directory's mode is changed.
+ */
+function clusterDir(dataDir: string, runAs?: { uid: number; gid: number }): string {
+  const inDataDir = path.join(dataDir, 'postgres');
+  fs.mkdirSync(dataDir, { recursive: true });
+  if (!runAs) return inDataDir;
+  try {
+    if (fs.lstatSync(inDataDir).isSymbolicLink()) return fs.realpathSync(inDataDir);
+  } catch {
+    /* not there yet */
+  }
+  // The server's user has to reach DATA_DIR/postgres (a test's DATA_DIR is mode 0700).
+  fs.chmodSync(dataDir, fs.statSync(dataDir).mode | 0o011);
+  if (reachableBy(runAs, dataDir)) return inDataDir;
+  const home = CLUSTER_HOME();
+  const base = path.join(home, `postgres-${crypto.createHash('sha256').update(fs.realpathSync(dataDir)).digest('hex').slice(0, 16)}`);
+  try {
+    fs.mkdirSync(base, { recursive: true, mode: 0o711 });
+    fs.chmodSync(home, fs.statSync(home).mode | 0o011);
+  } catch (err) {
+    throw new Error(
+      `the embedded PostgreSQL runs as 'postgres', which cannot reach ${dataDir} (a parent directory is private), and ${home} cannot be made (${(err as NodeJS.ErrnoException).code}): set DATA_DIR to a directory every user can traverse, set EMBEDDED_POSTGRES_HOME to one, or set DATABASE_URL`,
+    );
+  }
+  if (!reachableBy(runAs, base)) {
+    throw new Error(`the embedded PostgreSQL runs as 'postgres', which cannot reach ${dataDir} nor ${base}: set DATA_DIR or EMBEDDED_POSTGRES_HOME to a directory every user can traverse, or set DATABASE_URL`);
+  }
+  const data = path.join(base, 'data');
+  if (!fs.existsSync(inDataDir)) fs.symlinkSync(data, inDataDir);
+  return data;
+}
+
 export async function startEmbeddedPostgres(options: { dataDir: string; port: number; say(msg: string): void }): Promise<EmbeddedPostgres> {
-  const dir = path.join(options.dataDir, 'postgres');
   const runAs = serverUser();
+  const dir = clusterDir(options.dataDir, runAs);
   const { bin, lib } = binaries(runAs);
   const env = { ...process.env, LD_LIBRARY_PATH: [lib, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':'), LC_ALL: 'C', LANG: 'C' };
   const exec = (file: string, args: string[], timeout = 60_000) => run(path.join(bin, file), args, { env, timeout, uid: runAs?.uid, gid: runAs?.gid });
   const pw = password(dir);
-  fs.mkdirSync(options.dataDir, { recursive: true });
-  if (runAs) {
-    // The server's user has to reach DATA_DIR/postgres (a test's DATA_DIR is mode 0700).
-    fs.chmodSync(options.dataDir, fs.statSync(options.dataDir).mode | 0o011);
-  }
 
   if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) {
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     if (runAs) fs.chownSync(dir, runAs.uid, runAs.gid);
-    const pwFile = path.join(options.dataDir, '.postgres-initdb-password');
+    const pwFile = path.join(path.dirname(dir), '.postgres-initdb-password');
     fs.writeFileSync(pwFile, `${pw}\n`, { mode: 0o600 });
     if (runAs) fs.chownSync(pwFile, runAs.uid, runAs.gid);
     try {
