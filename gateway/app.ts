@@ -10,11 +10,14 @@ import { ApiError, apiErrors, methodNotSupported } from './errors';
 import { checkService, checkServices, eventLoopStall, LIVENESS_MAX_STALL_MS } from './health';
 import { DUPLICATE_MEMBER, duplicateMemberError, jsonBody } from './json-body';
 import { creativeFile } from './creatives';
+import type { RateLimiter } from './ratelimit';
 import { isPublicServePath, normalServePath, prepareForServing, publicServeProxy, v2AdserveProxy } from './serving-proxy';
 import { docsRouter } from './docs';
 
 export interface GatewayOptions {
   resolver: KeyResolver;
+  /** Where failed authentications are counted per client address (unset: not limited). */
+  authFailures?: RateLimiter;
   /** express `trust proxy` value: who may set X-Forwarded-Proto (TRUSTED_PROXIES). */
   trustedProxies: string[];
   bodyLimit: string;
@@ -63,7 +66,7 @@ export function createApp(opts: GatewayOptions): express.Express {
     }
     next();
   });
-  api.use(authenticate(opts.resolver));
+  api.use(authenticate(opts.resolver, opts.authFailures));
   for (const mw of opts.afterAuth ?? []) api.use(mw);
   api.use(v2AdserveProxy());
   api.use(jsonBody(opts.bodyLimit));

@@ -9,6 +9,7 @@ import { log } from '../services/shared/log';
 import type { RequestContext } from './context';
 import { versionOfPath } from './context';
 import { apiErrors, ApiError } from './errors';
+import type { RateLimiter } from './ratelimit';
 
 interface Cached {
   identity: Omit<RequestContext, 'version'>;
@@ -89,6 +90,11 @@ export class KeyResolver {
     });
   }
 
+  /** Whether this key is answered from the cache (no call to accounts). */
+  cached(secret: string): boolean {
+    return looksLikeApiKey(secret) && (this.cache.get(hashApiKey(secret))?.expires ?? 0) > Date.now();
+  }
+
   async resolve(secret: string): Promise<Cached['identity'] | undefined> {
     if (!looksLikeApiKey(secret)) return undefined;
     const hash = hashApiKey(secret);
@@ -134,7 +140,16 @@ export function keyFromHeader(header: string | undefined): string | undefined {
   return looksLikeApiKey(user) ? user : token;
 }
 
-export function authenticate(resolver: KeyResolver) {
+/** Failed authentications a client address may make per minute before its unknown keys are refused unchecked. */
+const AUTH_FAILURE_LIMIT = envInt('AUTH_FAILURE_LIMIT', 300);
+
+/**
+ * Checks the request's key. A client address that sent more than AUTH_FAILURE_LIMIT unknown keys in the
+ * last minute gets 429 for keys this gateway does not already know, without a lookup: a flood of
+ * made-up keys costs it nothing and other tenants no latency. A key already in the cache (in use
+ * recently) is never refused by this budget.
+ */
+export function authenticate(resolver: KeyResolver, failures?: RateLimiter) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const version = versionOfPath(req.path);
     const secret = keyFromHeader(req.headers.authorization);
@@ -142,8 +157,15 @@ export function authenticate(resolver: KeyResolver) {
       return next(apiErrors.unauthenticated(version, MISSING_KEY_MESSAGE));
     }
     try {
+      const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+      if (failures && !resolver.cached(secret) && (await failures.used('auth-failure', address)) >= AUTH_FAILURE_LIMIT) {
+        return next(new ApiError(429, 'rate_limit_error', `Too many requests with invalid API keys from this address (more than ${AUTH_FAILURE_LIMIT} a minute); retry in a minute with a valid key.`, undefined, { 'Retry-After': '60' }));
+      }
       const identity = await resolver.resolve(secret);
-      if (!identity) return next(apiErrors.unauthenticated(version, INVALID_KEY_MESSAGE));
+      if (!identity) {
+        await failures?.hit('auth-failure', address, Number.MAX_SAFE_INTEGER);
+        return next(apiErrors.unauthenticated(version, INVALID_KEY_MESSAGE));
+      }
       resolver.noteUse(identity.keyId);
       res.locals.ctx = { ...identity, version: version ?? 'v2' } satisfies RequestContext;
       next();

@@ -76,6 +76,8 @@ return {allowed, count, reset, now}
 class TimestampLog {
   private times: number[] = [];
   private head = 0;
+  /** The longest window this log is read with: a sweep keeps it for that long. */
+  windowMs = WINDOW_MS;
 
   get size(): number {
     return this.times.length - this.head;
@@ -117,9 +119,10 @@ export class MemoryWindow {
   private readonly logs = new Map<string, TimestampLog>();
   private lastSweep = Date.now();
 
-  private logOf(key: string): TimestampLog {
+  private logOf(key: string, windowMs = WINDOW_MS): TimestampLog {
     let log = this.logs.get(key);
     if (!log) this.logs.set(key, (log = new TimestampLog()));
+    if (windowMs > log.windowMs) log.windowMs = windowMs;
     return log;
   }
 
@@ -128,14 +131,14 @@ export class MemoryWindow {
    * Entries older than the window are dropped here too: while Redis answers, nothing else would.
    */
   record(key: string, windowMs = WINDOW_MS, now = Date.now()): void {
-    const log = this.logOf(key);
+    const log = this.logOf(key, windowMs);
     log.expire(now - windowMs);
     log.push(now);
     this.sweep(now, windowMs);
   }
 
   hit(key: string, limit: number, windowMs = WINDOW_MS, now = Date.now()): Decision {
-    const log = this.logOf(key);
+    const log = this.logOf(key, windowMs);
     log.expire(now - windowMs);
     const allowed = log.size < limit;
     if (allowed) log.push(now);
@@ -156,9 +159,12 @@ export class MemoryWindow {
   private sweep(now: number, windowMs: number): void {
     if (now - this.lastSweep < windowMs) return;
     this.lastSweep = now;
-    for (const [k, log] of this.logs) if ((log.newest ?? -Infinity) <= now - windowMs) this.logs.delete(k);
+    for (const [k, log] of this.logs) if ((log.newest ?? -Infinity) <= now - Math.max(windowMs, log.windowMs)) this.logs.delete(k);
   }
 }
+
+/** Budgets other than an account's requests: sign-in attempts and failed authentications. */
+export type LimitedBucket = 'signin-email' | 'signin-address' | 'signin-pair' | 'auth-failure';
 
 /**
  * Budgets live in Redis, shared by every gateway. While Redis is unreachable each gateway falls back to
@@ -177,38 +183,41 @@ export class RateLimiter {
     state.redis?.defineCommand('adserverSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW_LUA });
   }
 
-  /** Takes a slot of `bucket` for `id` (an account, or a sign-in email or address) if one is free. */
-  async hit(bucket: Bucket | 'signin-email' | 'signin-address', id: number | string, limit: number): Promise<Decision> {
+  /**
+   * Takes a slot of `bucket` for `id` (an account; a sign-in email, address or pair; a client address's
+   * failed authentications) if one is free in the last `windowMs`.
+   */
+  async hit(bucket: Bucket | LimitedBucket, id: number | string, limit: number, windowMs = WINDOW_MS): Promise<Decision> {
     const key = `${this.state.prefix}ratelimit:${bucket}:${id}`;
     const redis = this.state.client;
     if (redis) {
       try {
         const run = (redis as unknown as { adserverSlidingWindow(k: string, w: number, l: number, id: string): Promise<number[]> }).adserverSlidingWindow;
-        const [allowed, count, resetAt, now] = (await run.call(redis, key, WINDOW_MS, limit, `${this.instance}:${(this.seq = (this.seq + 1) % 1e15)}`)).map(Number);
+        const [allowed, count, resetAt, now] = (await run.call(redis, key, windowMs, limit, `${this.instance}:${(this.seq = (this.seq + 1) % 1e15)}`)).map(Number);
         // What this gateway admitted stays counted here too: during a Redis outage the in-process
         // window carries on from it instead of starting every budget afresh.
-        if (allowed === 1) this.memory.record(key);
+        if (allowed === 1) this.memory.record(key, windowMs);
         return { allowed: allowed === 1, limit, remaining: Math.max(0, limit - count), resetAt, now };
       } catch (err) {
         this.state.commandFailed(err);
       }
     }
-    return this.memory.hit(key, limit);
+    return this.memory.hit(key, limit, windowMs);
   }
 
-  /** How many requests of an account's budget the last window counted, as `hit` sees them. */
-  async used(bucket: Bucket, accountId: number): Promise<number> {
-    const key = `${this.state.prefix}ratelimit:${bucket}:${accountId}`;
+  /** How many slots of a budget the last window counted, as `hit` sees them (nothing is taken). */
+  async used(bucket: Bucket | LimitedBucket, id: number | string, windowMs = WINDOW_MS): Promise<number> {
+    const key = `${this.state.prefix}ratelimit:${bucket}:${id}`;
     const redis = this.state.client;
     if (redis) {
       try {
         const [sec, micro] = (await redis.time()).map(Number);
-        return await redis.zcount(key, `(${sec * 1000 + Math.floor(micro / 1000) - WINDOW_MS}`, '+inf');
+        return await redis.zcount(key, `(${sec * 1000 + Math.floor(micro / 1000) - windowMs}`, '+inf');
       } catch (err) {
         this.state.commandFailed(err);
       }
     }
-    return this.memory.count(key);
+    return this.memory.count(key, windowMs);
   }
 }
 

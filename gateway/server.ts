@@ -63,6 +63,7 @@ export async function startGateway(): Promise<RunningGateway> {
   const app = createApp({
     settings: settingsRouter(new SessionStore(shared), limiter),
     resolver,
+    authFailures: limiter,
     trustedProxies: trustedProxies(),
     bodyLimit,
     // Rate limits first: a refused request must not reach (or claim) an idempotency key.

@@ -13,6 +13,8 @@ const SESSION_COOKIE = 'settings_session';
 /** The sign-in form's token before there is a session (double submit: cookie and hidden field). */
 const SIGNIN_COOKIE = 'settings_signin';
 const SIGN_IN_LIMIT = envInt('SIGNIN_LIMIT', 5);
+/** Attempts for one email from every address together, per hour. */
+const SIGN_IN_EMAIL_LIMIT = envInt('SIGNIN_EMAIL_LIMIT', 100);
 const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 const rpc = <Res>(method: string, req: unknown) => call<unknown, Res>('accounts', clientFor('accounts', AccountsClient), method, req, new Metadata(), { timeoutMs: 5000 });
@@ -106,12 +108,22 @@ export function settingsRouter(sessions: SessionStore, limiter: RateLimiter): Ro
       return html(res, 403, messagePage('Form refused', 'This sign-in form did not come from this site (its security token is missing or wrong). Reload the sign-in page and try again.'));
     }
     const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
-    const byEmail = await limiter.hit('signin-email', crypto.createHash('sha256').update(email.toLowerCase()).digest('hex'), SIGN_IN_LIMIT);
-    const byAddress = await limiter.hit('signin-address', address, SIGN_IN_LIMIT);
-    if (!byEmail.allowed || !byAddress.allowed) {
-      const wait = Math.max(1, Math.ceil((Math.max(byEmail.allowed ? 0 : byEmail.resetAt, byAddress.allowed ? 0 : byAddress.resetAt) - Date.now()) / 1000));
+    // Per address, and per address and email: one address guessing cannot lock an owner out elsewhere.
+    // Per email alone only a much higher ceiling over an hour, against guessing spread over many addresses.
+    const emailHash = crypto.createHash('sha256').update(email.toLowerCase()).digest('hex');
+    const checks = [
+      await limiter.hit('signin-address', address, SIGN_IN_LIMIT),
+      await limiter.hit('signin-pair', `${address}:${emailHash}`, SIGN_IN_LIMIT),
+      await limiter.hit('signin-email', emailHash, SIGN_IN_EMAIL_LIMIT, 3600_000),
+    ];
+    const refused = checks.filter((c) => !c.allowed);
+    if (refused.length) {
+      const wait = Math.max(1, Math.ceil((Math.max(...refused.map((c) => c.resetAt)) - Date.now()) / 1000));
       res.setHeader('Retry-After', String(wait));
-      return showSignIn(res, 429, { email, error: `Too many sign-in attempts: at most ${SIGN_IN_LIMIT} a minute per email and per address. Try again in ${wait} seconds.` });
+      return showSignIn(res, 429, {
+        email,
+        error: `Too many sign-in attempts: at most ${SIGN_IN_LIMIT} a minute from one address (and for one email from it), ${SIGN_IN_EMAIL_LIMIT} an hour for one email. Try again in ${wait} seconds.`,
+      });
     }
     let account: Account;
     try {

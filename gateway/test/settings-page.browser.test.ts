@@ -168,7 +168,7 @@ test('sign-in attempts are limited per email and per address; a wrong email and 
     // Over the limit even the right password is refused, with a clear message.
     const limited = await attempt(alice.email, alice.password);
     expect(limited.status).toBe(429);
-    expect(limited.message).toMatch(/Too many sign-in attempts: at most 3 a minute per email and per address\. Try again in \d+ seconds\./);
+    expect(limited.message).toMatch(/Too many sign-in attempts: at most 3 a minute from one address \(and for one email from it\), 100 an hour for one email\. Try again in \d+ seconds\./);
     await shot(page, 'settings-sign-in-limited');
     // The address's budget is spent too: another email from it is refused as well.
     expect((await attempt(bob.email, bob.password)).status).toBe(429);

@@ -186,8 +186,17 @@ export function accountsBinding(db: Database, feed: ReturnType<typeof keyRevocat
     },
 
     async endSessions(req: { accountId: number }) {
-      const ended = await knex('settings_sessions').where({ account_id: req.accountId }).delete();
-      return { ended: Number(ended) };
+      return knex.transaction(async (trx) => {
+        const ended = await trx('settings_sessions').where({ account_id: req.accountId }).delete();
+        const [row] = await trx('accounts').where({ id: req.accountId }).increment('session_generation', 1).returning(['session_generation']);
+        return { ended: Number(ended), generation: Number(row?.session_generation ?? 0) };
+      });
+    },
+
+    async getSessionGeneration(req: { accountId: number }) {
+      const row = await knex('accounts').select('session_generation').where({ id: req.accountId }).first();
+      if (!row) throw fail.notFound('account', req.accountId);
+      return { generation: Number(row.session_generation) };
     },
 
     async getAccount(req: { id: number }) {

@@ -65,4 +65,11 @@ export const migrations: Migration[] = [
       await db.raw('create index accounts_email_lower on accounts (lower(email))');
     },
   },
+  {
+    name: '0006_session_generation',
+    async up(db) {
+      // Counts sign-outs everywhere: a session made in an earlier generation, in any store, is over.
+      await db.schema.alterTable('accounts', (t) => t.bigInteger('session_generation').notNullable().defaultTo(0));
+    },
+  },
 ];

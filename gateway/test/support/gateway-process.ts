@@ -21,9 +21,10 @@ export async function startGatewayProcess(extraEnv: Record<string, string> = {})
   const httpsPort = await freePort();
   const httpPort = await freePort();
   const metricsPort = await freePort();
+  const servePort = await freePort();
   let out = '';
   const proc = spawn(process.execPath, [path.join(ROOT, 'dist/gateway/main.js')], {
-    env: { ...process.env, ...extraEnv, GATEWAY_HTTPS_PORT: String(httpsPort), GATEWAY_HTTP_PORT: String(httpPort), METRICS_PORT: String(metricsPort) },
+    env: { ...process.env, ...extraEnv, GATEWAY_HTTPS_PORT: String(httpsPort), GATEWAY_HTTP_PORT: String(httpPort), GATEWAY_SERVE_PORT: String(servePort), METRICS_PORT: String(metricsPort) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   proc.stdout!.on('data', (c) => (out += c));
