@@ -6,8 +6,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
-import { SERVICE_DEFAULTS, SERVICE_NAMES, dataDir, envInt, serveBaseUrl } from '../services/shared/config';
+import { SERVICE_DEFAULTS, SERVICE_NAMES, bindHost, dataDir, envInt, envStr, serveBaseUrl } from '../services/shared/config';
 import { closeClients } from '../services/shared/grpc/client';
 import { serviceServing } from '../services/shared/grpc/health-probe';
 import { ensureInternalToken } from '../services/shared/internal-token';
@@ -84,7 +85,9 @@ function writePids(): void {
 }
 
 function launch(child: Child): void {
-  const proc = spawn(process.execPath, [path.join(root, child.script)], { env: child.env, stdio: ['ignore', 'inherit', 'inherit'] });
+  // Each child in a process group of its own: a Ctrl-C in the terminal (SIGINT to the whole foreground
+  // group) reaches the launcher alone, which stops the gateway first, after it drains, then the rest.
+  const proc = spawn(process.execPath, [path.join(root, child.script)], { env: child.env, stdio: ['ignore', 'inherit', 'inherit'], detached: true });
   child.proc = proc;
   child.launchedAt = Date.now();
   writePids();
@@ -132,6 +135,52 @@ function clearLeftovers(): void {
     if (!cmdline.includes(root)) continue;
     say(`${name} (pid ${pid}) was left running by an earlier start; stopping it`);
     process.kill(pid, 'SIGKILL');
+  }
+}
+
+/** Every port a child will listen on, with the variable that sets it and the address it binds. */
+function portsNeeded(): { port: number; what: string; variable: string; host: string }[] {
+  const out: { port: number; what: string; variable: string; host: string }[] = [];
+  const local = bindHost();
+  for (const c of children) {
+    if (c.name === 'gateway') {
+      const host = envStr('GATEWAY_HOST', '0.0.0.0')!;
+      out.push({ port: envInt('GATEWAY_HTTPS_PORT', 8443), what: 'the gateway (HTTPS)', variable: 'GATEWAY_HTTPS_PORT', host });
+      out.push({ port: envInt('GATEWAY_HTTP_PORT', 8080), what: 'the gateway (HTTP)', variable: 'GATEWAY_HTTP_PORT', host });
+      out.push({ port: envInt('GATEWAY_SERVE_PORT', 8444), what: 'the gateway (serving origin)', variable: 'GATEWAY_SERVE_PORT', host });
+      out.push({ port: envInt('METRICS_PORT', 9464), what: 'the gateway (metrics)', variable: 'METRICS_PORT', host: '0.0.0.0' });
+    } else if (c.name === 'serving') {
+      out.push({ port: Number(c.env.SERVING_PORT), what: 'serving', variable: 'SERVING_PORT', host: local });
+      out.push({ port: Number(c.env.METRICS_PORT), what: 'serving (metrics)', variable: 'SERVING_METRICS_PORT', host: '0.0.0.0' });
+    } else {
+      out.push({ port: Number(c.env.GRPC_PORT), what: c.name, variable: `${c.name.toUpperCase()}_GRPC_PORT (or GRPC_BASE_PORT)`, host: local });
+      out.push({ port: Number(c.env.METRICS_PORT), what: `${c.name} (metrics)`, variable: `${c.name.toUpperCase()}_METRICS_PORT`, host: '0.0.0.0' });
+    }
+  }
+  return out.filter((p) => p.port > 0);
+}
+
+function portFree(port: number, host: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, host, () => srv.close(() => resolve(true)));
+  });
+}
+
+/**
+ * Refuses to start when a port the platform needs is taken: a child could not bind it, and a health
+ * check on it would reach whatever holds it (another platform's gateway, reporting "up" for us).
+ * Ports held by an earlier start's children, just stopped, get a moment to be released.
+ */
+async function checkPorts(): Promise<void> {
+  for (const p of portsNeeded()) {
+    let free = await portFree(p.port, p.host);
+    for (let i = 0; !free && i < 20; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      free = await portFree(p.port, p.host);
+    }
+    if (!free) throw new Error(`port ${p.port} for ${p.what} is taken by another program: stop it, or set ${p.variable} to a free port`);
   }
 }
 
@@ -196,6 +245,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
   clearLeftovers();
+  await checkPorts();
   if (!process.env.DATABASE_URL) {
     const started = Date.now();
     database = await startEmbeddedPostgres({ dataDir: baseEnv.DATA_DIR!, port: envInt('EMBEDDED_POSTGRES_PORT', 54329), say });

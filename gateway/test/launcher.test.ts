@@ -4,11 +4,14 @@
  * a platform whose service ports are taken by another platform fails with a clear message instead of
  * reporting itself up through the other platform's services.
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { request } from './support/api';
-import { ROOT, gatewayHealthy, startPlatform, stopPlatform, type PlatformInfo } from './support/platform';
+import { promisify } from 'node:util';
+import { ROOT, dropSchemas, gatewayHealthy, platformEnv, startPlatform, stopPlatform, type PlatformInfo } from './support/platform';
+
+const execFileAsync = promisify(execFile);
 
 const embedded = !process.env.DATABASE_URL;
 
@@ -101,9 +104,64 @@ test('a platform whose service port is taken by another platform refuses to star
     const log = fs.readFileSync(logFile, 'utf8');
     expect(code).not.toBe(0);
     expect(log).not.toMatch(/platform is up/);
-    expect(log).toMatch(new RegExp(`accounts exited \\d+ times while starting.*port ${shared.env.ACCOUNTS_GRPC_PORT}`));
+    expect(log).toMatch(new RegExp(`port ${shared.env.ACCOUNTS_GRPC_PORT} for accounts is taken by another program`));
   } finally {
     await stopPlatform(proc.pid!, 30_000, info.dataDir);
     fs.rmSync(info.dataDir, { recursive: true, force: true });
   }
 }, 120_000);
+
+test("a second platform whose gateway ports are another platform's refuses at once, naming the port, instead of reporting that one's health", async () => {
+  const shared = JSON.parse(process.env.TEST_PLATFORM!) as PlatformInfo;
+  const { env, dataDir } = await platformEnv();
+  // Its own DATA_DIR and ports, except the gateway's.
+  const clash = { ...env, START_QUIET: '0', GATEWAY_HTTP_PORT: shared.env.GATEWAY_HTTP_PORT, GATEWAY_HTTPS_PORT: shared.env.GATEWAY_HTTPS_PORT };
+  const logFile = path.join(dataDir, 'clash.log');
+  const proc = launch(clash, logFile);
+  try {
+    const code = await Promise.race([new Promise<number | null>((resolve) => proc.once('exit', (c) => resolve(c))), new Promise<string>((r) => setTimeout(() => r('still running'), 30_000))]);
+    const log = fs.readFileSync(logFile, 'utf8');
+    expect(log).not.toMatch(/platform is up/);
+    expect(code).toBe(1);
+    expect(log).toMatch(new RegExp(`start failed: port (${shared.env.GATEWAY_HTTPS_PORT}|${shared.env.GATEWAY_HTTP_PORT}) for the gateway \\(HTTPS?\\) is taken by another program: stop it, or set GATEWAY_HTTPS?_PORT to a free port`));
+    // Nothing was started: no embedded PostgreSQL, no child.
+    expect(fs.existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+  } finally {
+    await stopPlatform(proc.pid!, 30_000, dataDir);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}, 60_000);
+
+test('Ctrl-C to the whole process group drains the gateway before any service stops: every in-flight request answers, the last key-usage flush lands', async () => {
+  const tls = process.env.TEST_CA_FILE!;
+  const { env, dataDir, schemaPrefix } = await platformEnv({ TLS_CERT_FILE: tls, TLS_KEY_FILE: tls.replace(/\.crt$/, '.key'), START_QUIET: '0', LOG_LEVEL: 'info' });
+  const logFile = path.join(dataDir, 'group.log');
+  const out = fs.openSync(logFile, 'a');
+  // A group of its own, as a terminal gives the foreground job: the signal below reaches all of it.
+  const proc = spawn(process.execPath, [path.join(ROOT, 'dist/scripts/start.js')], { env: { ...process.env, ...env }, stdio: ['ignore', out, out], detached: true });
+  try {
+    await waitUntil('the platform', async () => (await gatewayHealthy(Number(env.GATEWAY_HTTP_PORT))) === 200, 120_000);
+    const made = JSON.parse((await execFileAsync(process.execPath, [path.join(ROOT, 'dist/scripts/admin.js'), 'create-account', '--name', 'Group stop'], { env: { ...process.env, ...env } })).stdout);
+    const port = Number(env.GATEWAY_HTTPS_PORT);
+    const auth = { Authorization: `Basic ${made.keys.live}` };
+    expect((await request('GET', '/v2/publishers', undefined, { port, headers: auth })).status).toBe(200);
+    // 200 requests in flight, then Ctrl-C to the whole group.
+    const inFlight = Array.from({ length: 200 }, (_, i) =>
+      request('POST', '/v2/publishers', { name: `P${i}`, email: `p${i}@group.example` }, { port, headers: auth }).then((r) => r.status, (e: Error) => `error: ${e.message}`),
+    );
+    await new Promise((r) => setTimeout(r, 30));
+    process.kill(-proc.pid!, 'SIGINT');
+    const statuses = await Promise.all(inFlight);
+    await new Promise<void>((resolve) => (proc.exitCode !== null ? resolve() : proc.once('exit', () => resolve())));
+    const log = fs.readFileSync(logFile, 'utf8');
+    // Refused before it reached the gateway is fine (the listener closed); an answer of a dying service is not.
+    expect(statuses.filter((s) => s !== 200 && !String(s).startsWith('error'))).toEqual([]);
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
+    expect(log).not.toMatch(/recording key use failed/);
+    expect(log).toMatch(/stopped\./);
+  } finally {
+    await stopPlatform(proc.pid!, 30_000, dataDir);
+    await dropSchemas(schemaPrefix).catch(() => undefined);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}, 180_000);
