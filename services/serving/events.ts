@@ -23,6 +23,8 @@ export const eventsDelivered = new Counter({ name: 'serving_events_delivered_tot
 export const eventsDropped = new Counter({ name: 'serving_events_dropped_total', help: 'Serving events dropped because the buffer was full', registers: [registry] });
 
 const BATCH = 500;
+/** Events per delivery (one stream entry or one RecordEvents call). */
+export const BATCH_SIZE = BATCH;
 /** Batches in flight at once. */
 export const PARALLEL = 4;
 
