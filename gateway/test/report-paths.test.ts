@@ -98,3 +98,50 @@ test('a report configuration with an out-of-range year is refused at save, namin
   expect(JSON.stringify(res.body)).not.toMatch(/select|insert|where|\$\d/i);
   expect(res.body.parameters.map((p: any) => p.field)).toContain('date.start');
 });
+
+test('type=geo-target reports count the events of placements with a geo target, by target, with each event carrying its country', async () => {
+  const api = acct.live;
+  const ok = async (res: Promise<{ status: number; body: any }>) => {
+    const r = await res;
+    if (r.status !== 200) throw new Error(`${r.status} ${JSON.stringify(r.body)}`);
+    return r.body;
+  };
+  const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 19).replace('T', ' ');
+  const schedule = await ok(api.post('/v2/schedules', { start_date: yesterday }));
+  const zone = await ok(api.post('/v2/zones/standard', { name: 'Geo zone', width: 300, height: 250 }));
+  const geo = await ok(api.post('/v2/geo-targets', { name: 'UK only', areas: [{ country: 'GB' }] }));
+  const item = await ok(api.post('/v2/ad-items/image', { name: 'UK ad', width: 300, height: 250, creative_url: 'https://cdn.example/uk.png', location: 'https://shop.example/' }));
+  await ok(api.post('/v2/placements', { advertisement: { id: item.id, type: 'image_ad_item' }, zone: { id: zone.id, type: 'standard_zone' }, schedule: schedule.id, geo_target: geo.id }));
+  const serving = `http://127.0.0.1:${process.env.SERVING_PORT}`;
+  const http = await import('node:http');
+  const get = (p: string, headers: Record<string, string> = {}) =>
+    new Promise<any>((resolve, reject) =>
+      http.get(`${serving}${p}`, { headers }, (res) => {
+        let t = '';
+        res.on('data', (c) => (t += c));
+        res.on('end', () => resolve(res.statusCode === 200 && t.startsWith('{') ? JSON.parse(t) : { status: res.statusCode }));
+      }).on('error', reject),
+    );
+  const path = `/adserve/;ID=${acct.id};setID=${zone.id};type=json;ip=81.2.69.142`;
+  for (let i = 0; i < 100 && (await get(path)).status !== 'SUCCESS'; i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 3; i++) {
+    const d = await get(path);
+    expect(d.status).toBe('SUCCESS');
+    // The viewer's device fires the impression from its own address (the one ip= named).
+    const pixel = new URL(d.placements.placement_1.accupixel_url);
+    expect((await get(`${pixel.pathname}${pixel.search}`, { 'X-Forwarded-For': '81.2.69.142' })).status).toBe(200);
+  }
+  const report = async () => (await acct.live.get('/v2/reports?type=geo-target&period=day&preset=today')).body;
+  let body: any;
+  for (let i = 0; i < 100; i++) {
+    body = await report();
+    if (body.data?.[0]?.summary?.responses >= 4 && body.data[0].summary.impressions >= 3) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  expect(body.data).toHaveLength(1);
+  expect(body.data[0]).toMatchObject({ type: 'geo-target', id: geo.id });
+  expect(body.data[0].summary).toMatchObject({ responses: 4, impressions: 3 });
+  // The same events carry their country: the geo summary of the zone finds them in GB.
+  const summary = (await acct.live.get(`/v2/reports/geo-summary-report?type=zone&preset=today&zones=${zone.id}`)).body;
+  expect(summary.data[0].details.GB).toMatchObject({ impressions: 3 });
+}, 60_000);

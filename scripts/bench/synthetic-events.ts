@@ -38,6 +38,7 @@ export function syntheticBatch(o: SyntheticOptions, start: number, count: number
       occurredAt: new Date(at).toISOString(),
       account: o.account,
       publisher: 1 + (zone % 5),
+      geoTarget: 0,
       zone,
       advertiser: 1 + (adItem % 7),
       campaign: 1000 + adItem,

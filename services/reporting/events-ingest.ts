@@ -14,7 +14,7 @@ export function eventProblem(e: ServingEvent): string | undefined {
   if (!e.id || e.id.length > MAX_ID_LENGTH) return `id must be 1-${MAX_ID_LENGTH} characters`;
   if (![EventKind.RESPONSE, EventKind.IMPRESSION, EventKind.CLICK, EventKind.CONVERSION].includes(e.kind)) return 'kind must be RESPONSE, IMPRESSION, CLICK or CONVERSION';
   if (!Number.isSafeInteger(e.account) || e.account < 1) return 'account must be a positive id';
-  for (const f of ['publisher', 'zone', 'advertiser', 'campaign', 'adItem', 'placement', 'assignment', 'channel'] as const) {
+  for (const f of ['publisher', 'zone', 'advertiser', 'campaign', 'adItem', 'placement', 'assignment', 'channel', 'geoTarget'] as const) {
     if (!Number.isSafeInteger(e[f]) || e[f] < 0) return `${f} must be an id or 0`;
   }
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/.test(e.occurredAt) || Number.isNaN(Date.parse(e.occurredAt))) {
@@ -51,14 +51,14 @@ with input as (
   select * from unnest(
     ?::text[], ?::smallint[], ?::timestamptz[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[],
     ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],
-    ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[]
+    ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[]
   ) as u(id, kind, occurred_at, account_id, publisher_id, zone_id, advertiser_id, campaign_id,
          ad_item_id, placement_id, assignment_id, channel_id, decision, visitor, ip, user_agent, referrer,
-         country, region, city, pricing_model, price, currency, conversion_value, conversion_reference)
+         country, region, city, pricing_model, price, currency, conversion_value, conversion_reference, geo_target_id)
 ), ins as (
   insert into serving_events (id, kind, occurred_at, account_id, publisher_id, zone_id, advertiser_id, campaign_id,
     ad_item_id, placement_id, assignment_id, channel_id, decision, visitor, ip, user_agent, referrer,
-    country, region, city, pricing_model, price, currency, amount, conversion_value, conversion_reference)
+    country, region, city, pricing_model, price, currency, amount, conversion_value, conversion_reference, geo_target_id)
   select id, kind, occurred_at, account_id, publisher_id, zone_id, advertiser_id, campaign_id,
     ad_item_id, placement_id, assignment_id, channel_id, decision, visitor, ip, user_agent, referrer,
     country, region, city, pricing_model, nullif(price, '')::numeric, currency,
@@ -68,7 +68,7 @@ with input as (
       when pricing_model = 'cpa' and kind = 4 then coalesce(nullif(price, '')::numeric, 0)
       else 0
     end,
-    nullif(conversion_value, '')::numeric, conversion_reference
+    nullif(conversion_value, '')::numeric, conversion_reference, geo_target_id
   from input
   on conflict (id) do nothing
   returning kind, occurred_at, account_id, publisher_id, zone_id, advertiser_id, campaign_id, ad_item_id,
@@ -119,7 +119,7 @@ export async function recordEvents(knex: Knex, events: ServingEvent[]): Promise<
     col((e) => e.placement), col((e) => e.assignment), col((e) => e.channel), col((e) => e.decision), col((e) => e.visitor),
     col((e) => e.ip), col((e) => e.userAgent), col((e) => e.referrer), col((e) => e.country), col((e) => e.region),
     col((e) => e.city), col((e) => e.pricingModel), col((e) => e.price), col((e) => e.currency),
-    col((e) => e.conversionValue), col((e) => e.conversionReference),
+    col((e) => e.conversionValue), col((e) => e.conversionReference), col((e) => e.geoTarget),
   ];
   for (let attempt = 0; ; attempt++) {
     try {

@@ -132,4 +132,13 @@ export const migrations: Migration[] = [
         from event_rollups group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11`);
     },
   },
+  {
+    // The geo target of the placement that served: the geo-target report reads raw events by it, so
+    // the rollup keys (and their write cost) stay as they are.
+    name: '0006_reporting_event_geo_target',
+    async up(db) {
+      await db.raw('alter table serving_events add column geo_target_id bigint not null default 0');
+      await db.raw('create index serving_events_geo_target on serving_events (account_id, occurred_at) where geo_target_id <> 0');
+    },
+  },
 ];

@@ -15,7 +15,12 @@ const ENTITY_COLUMN: Record<string, string | undefined> = {
   'ad-item': 'ad_item_id',
   // Placements on a channel record it with every event.
   channel: 'channel_id',
+  // So do placements with a geo target; read from the raw events (RAW_TYPES).
+  'geo-target': 'geo_target_id',
 };
+
+/** Report types grouped by a column only the raw events hold. */
+const RAW_TYPES = new Set(['geo-target']);
 
 export interface ParsedReport {
   type: string;
@@ -104,8 +109,8 @@ class Tally {
 const BREAKDOWN_COLUMNS = ['placement_id', 'assignment_id', 'ad_item_id', 'campaign_id', 'zone_id'] as const;
 
 /** Rollup filters shared by reports and geo summaries: account, range, ids, and the include/exclude flags. */
-export function applyFilters(qb: Knex.QueryBuilder, tenant: Tenant, r: ParsedReport): Knex.QueryBuilder {
-  qb.where('account_id', tenant.accountId).where('bucket', '>=', new Date(r.range.from)).where('bucket', '<', new Date(r.range.to));
+export function applyFilters(qb: Knex.QueryBuilder, tenant: Tenant, r: ParsedReport, time = 'bucket'): Knex.QueryBuilder {
+  qb.where('account_id', tenant.accountId).where(time, '>=', new Date(r.range.from)).where(time, '<', new Date(r.range.to));
   for (const [col, ids] of Object.entries(r.filters)) if (ids.length) qb.whereIn(col, ids);
   if (r.excludePublisherAdItems) qb.whereNot('campaign_id', 0);
   if (r.excludeCampaignAdItems) qb.where('campaign_id', 0);
@@ -130,10 +135,19 @@ export async function buildReport(knex: Knex, tenant: Tenant, r: ParsedReport): 
   if (column && !r.vast && !r.unrecordedFilter && tenant.mode === 'live') {
     // Hourly rows when every boundary falls on a whole hour (UTC and whole-hour zones), quarter hours otherwise.
     const hourly = [...starts, r.range.to].every((t) => t % 3600_000 === 0);
-    const qb = knex(hourly ? 'event_rollups_hourly' : 'event_rollups')
-      .select(knex.raw(`${column} as entity`), knex.raw('width_bucket(bucket, ?::timestamptz[]) as p', [starts.map((s) => new Date(s).toISOString())]), 'currency')
-      .select(knex.raw('sum(responses) as responses, sum(impressions) as impressions, sum(clicks) as clicks, sum(conversions) as conversions, sum(amount)::text as amount'));
-    applyFilters(qb, tenant, r);
+    const raw = RAW_TYPES.has(r.type);
+    const time = raw ? 'occurred_at' : 'bucket';
+    const qb = knex(raw ? 'serving_events' : hourly ? 'event_rollups_hourly' : 'event_rollups')
+      .select(knex.raw(`${column} as entity`), knex.raw(`width_bucket(${time}, ?::timestamptz[]) as p`, [starts.map((s) => new Date(s).toISOString())]), 'currency')
+      .select(
+        knex.raw(
+          raw
+            ? `count(*) filter (where kind = 1) as responses, count(*) filter (where kind = 2) as impressions,
+               count(*) filter (where kind = 3) as clicks, count(*) filter (where kind = 4) as conversions, sum(amount)::text as amount`
+            : 'sum(responses) as responses, sum(impressions) as impressions, sum(clicks) as clicks, sum(conversions) as conversions, sum(amount)::text as amount',
+        ),
+      );
+    applyFilters(qb, tenant, r, time);
     if (r.type !== 'overview') qb.whereNot(column, 0);
     qb.groupByRaw('1, 2, 3');
     if (r.breakdown) {

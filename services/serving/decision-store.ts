@@ -25,6 +25,8 @@ export interface Candidate {
   adItem: number;
   adItemKind: string;
   channel: number;
+  /** The placement's geo target (0: none), recorded with its events for the geo-target report. */
+  geoTarget: number;
   weight: number;
   pricingModel: string;
   price: string;
@@ -225,7 +227,7 @@ export class DecisionData {
         skip(pid, 0, 'schedule', `runs ${sched.startDate || 'from the start'} to ${sched.endDate || 'forever'} (UTC)`);
         continue;
       }
-      const common = { account, zone: zoneId, publisher: zone.zone.publisher, placement: pid, channel: p.channel, pricingModel: p.pricingModel, price: p.price };
+      const common = { account, zone: zoneId, publisher: zone.zone.publisher, placement: pid, channel: p.channel, geoTarget: p.geoTarget || 0, pricingModel: p.pricingModel, price: p.price };
       if (AD_ITEM_KINDS.has(p.advertisementKind)) {
         const item = this.get(account, p.advertisementKind, p.advertisement);
         if (!item?.adItem || !fits(item)) {

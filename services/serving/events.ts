@@ -61,6 +61,7 @@ export function decisionEvent(kind: keyof typeof KIND_NAMES, d: Partial<Decision
     placement: d.placement ?? 0,
     assignment: d.assignment ?? 0,
     channel: d.channel ?? 0,
+    geoTarget: d.geoTarget ?? 0,
     decision: d.id ?? '',
     visitor: ctx.visitor,
     ip: ctx.ip,

@@ -366,19 +366,24 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
   const deadlineMs = envInt('GRPC_DEADLINE_MS', 5000);
 
   /** The visitor cookie (set when absent) and what every event of this request carries. */
-  function context(req: http.IncomingMessage, res: http.ServerResponse): EventContext {
+  /**
+   * What an event records of its request. `viewerIp` is the `ip=` a server-side caller passes for its
+   * viewer: the decision was targeted by that address, so the event carries its place too.
+   */
+  function context(req: http.IncomingMessage, res: http.ServerResponse, viewerIp = ''): EventContext {
     let uid = cookies(req).adsrv_uid;
     if (!uid || !/^[A-Za-z0-9_-]{16,64}$/.test(uid)) {
       uid = randomToken(16);
       appendCookie(req, res, `adsrv_uid=${uid}; Max-Age=31536000`);
     }
-    const where = deps.geo.lookup(clientIp(req));
+    const ip = viewerIp || clientIp(req);
+    const where = deps.geo.lookup(ip);
     return {
       country: where?.country,
       region: where?.region,
       city: where?.city,
       visitor: deps.signer.visitor(uid),
-      ip: clientIp(req),
+      ip,
       userAgent: String(req.headers['user-agent'] ?? ''),
       referrer: String(req.headers.referer ?? ''),
     };
@@ -475,7 +480,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
       const ranked = (await targeted(data, r, req)).map((c) => ({ c, k: Math.random() })).sort((a, b) => b.c.weight - a.c.weight || a.k - b.k);
       const placements: Record<string, Record<string, string>> = {};
       let n = 0;
-      const ctx = ranked.length ? context(req, res) : undefined;
+      const ctx = ranked.length ? context(req, res, r.ip) : undefined;
       for (const { c } of ranked) {
         const x = render(data, deps.signer, c, r, base, test);
         if (!x) continue;
@@ -486,7 +491,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     }
     const x = await decide(data, r, req, base, test);
     if (!x) return { status: 'NO_ADS', ...extraFlag };
-    record(EventKind.RESPONSE, x.decision, context(req, res));
+    record(EventKind.RESPONSE, x.decision, context(req, res, r.ip));
     return { status: 'SUCCESS', placements: { placement_1: placementJson(x, r, refresh, base, q) }, ...extraFlag };
   }
 
@@ -610,7 +615,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     const r = tagRequest(q);
     const x = await decide(deps.data.current, r, req, baseUrl(req), false, form === 'image' ? (y) => !!y.imageUrl : undefined);
     if (x) {
-      const ctx = context(req, res);
+      const ctx = context(req, res, r.ip);
       record(EventKind.RESPONSE, x.decision, ctx);
       record(EventKind.IMPRESSION, x.decision, ctx);
       countFrequency(deps.data.current, x.decision, req, res);

@@ -41,7 +41,8 @@ export interface Decision extends Candidate {
   at: number;
 }
 
-const FIELDS = ['id', 'account', 'zone', 'publisher', 'placement', 'assignment', 'campaign', 'advertiser', 'adItem', 'adItemKind', 'channel', 'pricingModel', 'price', 'click', 'extra', 'at'] as const;
+// New fields go last: a token signed before one was added (one field shorter) still verifies.
+const FIELDS = ['id', 'account', 'zone', 'publisher', 'placement', 'assignment', 'campaign', 'advertiser', 'adItem', 'adItemKind', 'channel', 'pricingModel', 'price', 'click', 'extra', 'at', 'geoTarget'] as const;
 
 export class TokenSigner {
   constructor(private readonly secret: string) {}
@@ -66,9 +67,9 @@ export class TokenSigner {
     if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) return undefined;
     try {
       const arr = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as unknown[];
-      if (!Array.isArray(arr) || arr.length !== FIELDS.length + 1) return undefined;
-      const d = { test: arr[0] === 1 } as Record<string, unknown>;
-      FIELDS.forEach((f, i) => (d[f] = arr[i + 1]));
+      if (!Array.isArray(arr) || (arr.length !== FIELDS.length + 1 && arr.length !== FIELDS.length)) return undefined;
+      const d = { test: arr[0] === 1, geoTarget: 0 } as Record<string, unknown>;
+      FIELDS.forEach((f, i) => i + 1 < arr.length && (d[f] = arr[i + 1]));
       return d as unknown as Decision;
     } catch {
       return undefined;
