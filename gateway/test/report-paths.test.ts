@@ -145,3 +145,15 @@ test('type=geo-target reports count the events of placements with a geo target, 
   const summary = (await acct.live.get(`/v2/reports/geo-summary-report?type=zone&preset=today&zones=${zone.id}`)).body;
   expect(summary.data[0].details.GB).toMatchObject({ impressions: 3 });
 }, 60_000);
+
+test('GET /v2/data-targets lists the data lists, as the reference names them', async () => {
+  const own = await newAccount();
+  const made = await own.live.post('/v2/data-lists', { label: 'Loyal customers' });
+  expect(made.status).toBe(200);
+  const res = await own.live.get('/v2/data-targets');
+  expect(res.status).toBe(200);
+  expect(res.body).toMatchObject({ object: 'list', url: '/v2/data-targets', has_more: false });
+  expect(res.body.data).toEqual([expect.objectContaining({ object: 'data_list', id: made.body.id, self: `/v2/data-lists/${made.body.id}`, label: 'Loyal customers' })]);
+  expect((await own.live.post('/v2/data-targets', { label: 'x' })).status).toBe(501);
+  expect((await (await newAccount()).live.get('/v2/data-targets')).body.data).toEqual([]);
+});

@@ -1,4 +1,4 @@
-import type { FieldSpec, ResourceKind } from '../types';
+import type { FieldSpec, KindGroup, ResourceKind } from '../types';
 
 /**
  * Who sees an ad and where: geo, day-parting, platform, postal-code, list and data-key targets, the data
@@ -216,3 +216,6 @@ export const channelZoneAssignment: ResourceKind = {
 };
 
 export const kinds: ResourceKind[] = [geoTarget, dayParting, platformTarget, postalCodeTarget, dataList, listTarget, dataKey, dataKeyTarget, channel, channelZoneAssignment];
+
+/** The reference also lists data lists under `/v2/data-targets` (list only; each keeps its `/v2/data-lists` self). */
+export const groups: KindGroup[] = [{ version: 'v2', path: '/v2/data-targets', kinds: ['data_list'] }];
