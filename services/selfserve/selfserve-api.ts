@@ -96,7 +96,8 @@ const ORDER_INVENTORY_KINDS = ['placement', 'campaign_assignment', 'image_ad_ite
 const orderOrigin = (orderId: number) => `order:${orderId}`;
 
 const inventory = (t: Tenant) => resourcesApi('inventory', tenantMetadata(t));
-const INVENTORY_CALL = { timeoutMs: 15_000 };
+/** Each inventory call of an order; a failed order answers within about one of these (ORDER_INVENTORY_DEADLINE_MS). */
+const INVENTORY_CALL = { timeoutMs: envInt('ORDER_INVENTORY_DEADLINE_MS', 15_000, 1000) };
 
 /**
  * Gives back what an order still holds on the wallet and marks the order failed, in one transaction,
@@ -473,7 +474,9 @@ export function selfserveBinding(db: Database, store: ResourceStore): ServiceBin
       // The money comes back before the answer, from this service's own database, whatever state
       // inventory is in; what inventory holds is cleaned up now or, while it is down, by the sweep.
       await releaseHold(knex, t, orderId, 'pending');
-      await cleanUpFailedOrder(knex, t, orderId).catch((e) => log.warn('failed order left for the recovery sweep to clean up', { order: orderId, error: String(e) }));
+      // The answer does not wait for the clean-up: with inventory frozen each of its calls would run to
+      // its deadline (a 402 took 36 s). What it cannot remove now, the recovery sweep removes later.
+      void cleanUpFailedOrder(knex, t, orderId).catch((e) => log.warn('failed order left for the recovery sweep to clean up', { order: orderId, error: String(e) }));
       const detail = err instanceof ServiceError ? err.message : (err as { details?: string }).details ?? 'inventory is unavailable';
       throw fail.requestFailed(`The order could not be placed and nothing was charged: ${detail}`, 'order_failed_error');
     }

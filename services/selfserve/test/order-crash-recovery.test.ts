@@ -8,6 +8,8 @@ const P = '/v2/self-serve/portals';
 const CUSTOMERS = '/v2/self-serve/customers';
 const ORDERS = '/v2/self-serve/orders';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Each inventory call of an order on this file's platform. */
+const DEADLINE_MS = 4000;
 
 async function until(what: string, check: () => Promise<boolean>, ms = 60_000): Promise<void> {
   const end = Date.now() + ms;
@@ -20,7 +22,7 @@ async function until(what: string, check: () => Promise<boolean>, ms = 60_000): 
 describe('crash recovery of self-serve orders', () => {
   let p: OwnPlatform;
   beforeAll(async () => {
-    p = await startOwnPlatform({ ORDER_STALL_SECONDS: '2', ORDER_RECOVERY_INTERVAL_MS: '300' });
+    p = await startOwnPlatform({ ORDER_STALL_SECONDS: '2', ORDER_RECOVERY_INTERVAL_MS: '300', ORDER_INVENTORY_DEADLINE_MS: String(DEADLINE_MS) });
   }, 200_000);
   afterAll(async () => p?.stop(), 60_000);
 
@@ -123,4 +125,42 @@ describe('crash recovery of self-serve orders', () => {
     expect(placed).toMatchObject({ status: 'placed', total: 90 });
     expect((await ok(api.get(`${CUSTOMERS}/${customer}`))).balance).toBe(10);
   }, 180_000);
+
+  test('inventory frozen mid-order: the 402 comes within one inventory deadline, with the money back; the clean-up follows once inventory thaws', async () => {
+    const api = (await p.newAccount()).test;
+    const ok = async (r: Promise<{ status: number; body: any }>) => {
+      const res = await r;
+      if (res.status !== 200) throw new Error(`expected 200, got ${res.status}: ${JSON.stringify(res.body)}`);
+      return res.body;
+    };
+    const portal = (await ok(api.post(P, { name: 'Portal' }))).id;
+    const zone = (await ok(api.post('/v2/zones/standard', { name: 'Zone', width: 300, height: 250 }))).id;
+    const pz = (await ok(api.post(`${P}/${portal}/zones`, { zone, name: 'Sidebar', pricing_model: 'fixed-CPM', cpm: 1, quantity: 1000 }))).id;
+    const customer = (await ok(api.post(CUSTOMERS, { email: 'inventory-frozen@example.com', password: 'correct horse', portal }))).id;
+    await ok(api.put(`${CUSTOMERS}/${customer}/add-funds`, { amount: 50 }));
+    const adItemsBefore = (await ok(api.get('/v2/ad-items/custom-html?limit=100'))).data.length;
+    const cart = (await ok(api.post(`${P}/${portal}/cart`, {}))).id;
+    for (let i = 0; i < 3; i++) await ok(api.post(`${P}/${portal}/cart/${cart}/cart-items`, { portal_zone: pz, type: 'html5', custom_html: `<i>${i}</i>` }));
+    const inventoryPid = p.pids().inventory;
+    process.kill(inventoryPid, 'SIGSTOP');
+    let answered: { status: number; body: any };
+    let elapsed = 0;
+    const started = Date.now();
+    try {
+      answered = await api.post(ORDERS, { cart, customer });
+      elapsed = Date.now() - started;
+    } finally {
+      process.kill(inventoryPid, 'SIGCONT');
+    }
+    expect(answered.status).toBe(402);
+    expect(answered.body).toMatchObject({ object: 'error', type: 'order_failed_error' });
+    // One inventory call ran to its deadline; the clean-up (more calls to the frozen inventory) did not hold the answer.
+    expect(elapsed).toBeGreaterThanOrEqual(DEADLINE_MS - 100);
+    expect(elapsed).toBeLessThan(DEADLINE_MS * 1.75);
+    expect((await ok(api.get(`${CUSTOMERS}/${customer}`))).balance).toBe(50);
+    await until('what the failed order made is cleaned up', async () => {
+      const r = await api.get('/v2/ad-items/custom-html?limit=100');
+      return r.status === 200 && r.body.data.length === adItemsBefore && (await ok(api.get(`${ORDERS}?limit=100`))).data.length === 0;
+    }, 60_000);
+  }, 120_000);
 });
