@@ -145,3 +145,49 @@ test('a jsonr ranking never yields more impressions than responses', async () =>
 }, 60_000);
 
 
+
+test('conversion pixels: a value counts only after a click, an order reference counts once, and one address is limited per minute', async () => {
+  const own = await newAccount();
+  const mine = await zoneWithCampaign(own.live, [1]);
+  const item = mine.items[0].id;
+  const conv = (q: string, headers: Record<string, string> = {}) => raw('GET', `/serve/conversion?account=${own.id}&type=image_ad_item&id=${item}${q}`, headers);
+  const stored = async () => {
+    const knexFactory = (await import('knex')).default;
+    const { platformDatabaseUrl } = await import('./support/service-replica');
+    const info = platform();
+    const db = knexFactory({ client: 'pg', connection: platformDatabaseUrl(info), searchPath: [`${info.env.DB_SCHEMA_PREFIX ?? ''}reporting`], pool: { min: 0, max: 1 } });
+    try {
+      return await db('serving_events').where({ account_id: own.id, kind: 4 }).select('id', 'decision', db.raw('conversion_value::text as value'), 'conversion_reference as ref');
+    } finally {
+      await db.destroy();
+    }
+  };
+  await within(20_000, async () => (await raw('GET', `/serve/json?account=${own.id}&zone=${mine.zone.id}`)).body?.status === 'SUCCESS', 100);
+  // Without a click: counted for the tag's ad item, its value not credited.
+  expect((await conv('&value=1000.00&ref=order-1')).status).toBe(200);
+  // The same order's page reloaded: still one conversion.
+  expect((await conv('&value=1000.00&ref=order-1')).status).toBe(200);
+  // After a click in this browser: attributed to the click's decision, with its value.
+  const d = await raw('GET', `/serve/json?account=${own.id}&zone=${mine.zone.id}`);
+  const click = new URL(d.body.placements.placement_1.redirect_url);
+  const clicked = await raw('GET', `${click.pathname}${click.search}`);
+  const cookie = ([] as string[]).concat(clicked.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]).find((c) => c.startsWith('adsrv_c='))!;
+  expect((await conv('&value=25.50&ref=order-2', { Cookie: cookie })).status).toBe(200);
+  let rows: { id: string; decision: string; value: string | null; ref: string }[] = [];
+  await within(20_000, async () => (rows = await stored()).length >= 2, 200);
+  await new Promise((r) => setTimeout(r, 500));
+  rows = await stored();
+  expect(rows).toHaveLength(2);
+  const byRef = Object.fromEntries(rows.map((r) => [r.ref, r]));
+  expect(byRef['order-1']).toMatchObject({ decision: '', value: null });
+  expect(byRef['order-2'].decision).toBe(decisionOf(d.body.placements.placement_1.accupixel_url));
+  expect(Number(byRef['order-2'].value)).toBe(25.5);
+  // One address may record CONVERSION_LIMIT (30) a minute per account: the rest answer the pixel, unrecorded.
+  for (let i = 0; i < 40; i++) expect((await conv(`&ref=burst-${i}`)).status).toBe(200);
+  await new Promise((r) => setTimeout(r, 1500));
+  expect((await stored()).filter((r) => r.ref.startsWith('burst-')).length).toBe(30 - 3);
+}, 60_000);
+
+function decisionOf(url: string): string {
+  return JSON.parse(Buffer.from(decodeURIComponent(new URL(url).searchParams.get('t')!).split('.')[0], 'base64url').toString())[1];
+}

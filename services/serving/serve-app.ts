@@ -9,7 +9,8 @@ import { envInt, serviceAddress } from '../shared/config';
 import { channelOptions } from '../shared/grpc/client';
 import { internalToken, withInternalToken } from '../shared/internal-token';
 import { errorFields, log } from '../shared/log';
-import { httpLatency, httpRequests } from '../shared/metrics';
+import { httpLatency, httpRequests, registry } from '../shared/metrics';
+import { Counter } from 'prom-client';
 import { tracedRequest } from '../shared/telemetry';
 import { renderTemplate } from '../shared/native-template';
 import { AD_ITEM_KINDS, dataFrom, pickWeighted, type Candidate, type DecisionData, type Excluded } from './decision-store';
@@ -197,6 +198,8 @@ function extraParam(raw: unknown): string {
   const s = macro(raw, 'extra');
   return s.includes('\uFFFD') ? '' : s;
 }
+
+const conversionsRefused = new Counter({ name: 'serving_conversions_refused_total', help: 'Conversion pixels over CONVERSION_LIMIT per client address and account a minute, not recorded', registers: [registry] });
 
 /**
  * A third-party click tracker put in front of the click URL: only an http(s) URL, the rule for every
@@ -548,6 +551,27 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     sendJson(res, 200, await adserveJson(data, r, req, res, mode === 'test'));
   }
 
+  /**
+   * Conversions a client address may record per account and minute (CONVERSION_LIMIT), in this
+   * serving process: past it the pixel still answers and records nothing.
+   */
+  const conversionWindows = new Map<string, { start: number; count: number }>();
+  const conversionLimit = envInt('CONVERSION_LIMIT', 30);
+  function conversionAllowed(key: string, now = Date.now()): boolean {
+    if (conversionWindows.size > 100_000) conversionWindows.clear();
+    const w = conversionWindows.get(key);
+    if (!w || now - w.start >= 60_000) {
+      conversionWindows.set(key, { start: now, count: 1 });
+      return true;
+    }
+    if (w.count >= conversionLimit) {
+      conversionsRefused.inc();
+      return false;
+    }
+    w.count++;
+    return true;
+  }
+
   function conversion(req: http.IncomingMessage, res: http.ServerResponse, q: URLSearchParams): void {
     const account = positiveInt(q, 'account', 'the account id');
     const kind = q.get('type') ?? '';
@@ -559,18 +583,22 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     // A test tag (test=1) and an unknown target answer the pixel and record nothing.
     const data = deps.data.current;
     const target = q.get('test') === '1' ? undefined : data.get(account, kind, id);
-    if (target) {
+    if (target && conversionAllowed(`${account}:${clientIp(req)}`)) {
       const ctx = context(req, res);
       // Attribute to the last click on this account's ads when this browser made one.
       const clicked = deps.signer.verify(safeDecode(cookies(req).adsrv_c ?? ''));
-      const d: Partial<Decision> & { account: number } = clicked && !clicked.test && clicked.account === account ? { ...clicked } : { account };
-      if (!clicked || clicked.account !== account) {
+      const attributed = !!clicked && !clicked.test && clicked.account === account;
+      const d: Partial<Decision> & { account: number } = attributed ? { ...clicked } : { account };
+      if (!attributed) {
         if (AD_ITEM_KINDS.has(kind)) d.adItem = id;
         else if (kind === 'standard_campaign') d.campaign = id;
         else d.zone = id;
       }
-      const e = decisionEvent(EventKind.CONVERSION, d, ctx, `conversion:${crypto.randomUUID()}`);
-      e.conversionValue = value;
+      // One conversion per order reference and account, however often its page is reloaded.
+      const eventId = reference ? `conversion:${account}:${crypto.createHash('sha256').update(reference).digest('base64url').slice(0, 32)}` : `conversion:${crypto.randomUUID()}`;
+      const e = decisionEvent(EventKind.CONVERSION, d, ctx, eventId);
+      // A value is credited only to a conversion that follows a click: anyone can load the pixel.
+      e.conversionValue = attributed ? value : '';
       e.conversionReference = reference;
       deps.events.push(e);
     }
