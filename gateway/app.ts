@@ -157,7 +157,7 @@ export function publicServeHandler(): (req: http.IncomingMessage, res: http.Serv
     setCommonHeaders(res, (req.socket as { encrypted?: boolean }).encrypted === true);
     res.once('finish', () => countRequest(SERVE_ROUTE, req.method ?? 'GET', res.statusCode, undefined, started));
     if (!normalServePath(path)) {
-      const body = JSON.stringify(apiErrors.badRequest("The path must not contain '.' or '..' segments (plain or percent-encoded) or encoded slashes.").body('v2'));
+      const body = JSON.stringify(apiErrors.badRequest("The path must not contain '.' or '..' segments (plain or percent-encoded) or backslashes.").body('v2'));
       res.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) }).end(body);
       return true;
     }

@@ -64,12 +64,17 @@ export function prepareForServing(req: IncomingMessage, tenant?: { accountId: nu
 
 /**
  * A serve path as the client wrote it must be the one routed: `/serve/../v2/adserve` would pass the
- * public path check here and reach another route once serving resolves the dot segments. Returns
- * whether the path is already in its normal form (no `.`/`..` segments, plain or percent-encoded).
+ * public path check here and reach another route once serving's URL parser resolves the dot segments
+ * (which it also finds written `%2e`, and behind a backslash, which it reads as a slash). Returns
+ * whether the path has none. Encoded slashes stay: `/adserve/;ua=Mozilla%2F5.0…` carries them in its
+ * parameters, and no parser treats them as separators.
  */
 export function normalServePath(path: string): boolean {
-  if (/%2e|%2f|%5c|\\/i.test(path)) return false;
-  return !path.split('/').some((seg) => seg === '.' || seg === '..');
+  if (path.includes('\\')) return false;
+  return !path.split('/').some((seg) => {
+    const dots = seg.replace(/%2e/gi, '.');
+    return dots === '.' || dots === '..';
+  });
 }
 
 /** The ad paths anyone may call: tags, decisions and tracking beacons. */

@@ -72,12 +72,15 @@ test('POST /v2/adserve with Expect: 100-continue is answered with the key it car
 
 test("dot segments never reach serving's internal route, even with its token and a tenant's headers", async () => {
   const spoof = { 'x-internal-token': process.env.INTERNAL_TOKEN!, 'x-account-id': String(acct.id), 'x-mode': 'live' };
-  for (const path of ['/serve/../v2/adserve', '/serve/%2e%2e/v2/adserve', '/adserve/..%2fv2/adserve', '/serve/./json']) {
+  for (const path of ['/serve/../v2/adserve', '/serve/%2e%2e/v2/adserve', '/serve/.%2E/v2/adserve', '/adserve/../v2/adserve', '/serve/./json']) {
     const res = await raw('GET', `${path}?ID=${acct.id}&setID=${fx.zone.id}&type=json`, spoof);
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ object: 'error', type: 'invalid_request_error', http_status: 400 });
     expect(res.body.message).toMatch(/segments/);
   }
+  // Encoded slashes inside the parameters of the path form are no separators: they pass.
+  const ua = encodeURIComponent('Mozilla/5.0 (X11; Linux x86_64)');
+  expect((await raw('GET', `/adserve/;ID=${acct.id};setID=${fx.zone.id};type=json;ua=${ua}`)).status).toBe(200);
   // The same headers on a public path (with Expect, which skipped the proxy's header hook) change nothing.
   const res = await raw('POST', `/serve/json?account=${acct.id}&zone=${fx.zone.id}`, { ...spoof, Expect: '100-continue', 'Content-Length': '2' }, '{}');
   expect(res.status).toBe(501);

@@ -18,6 +18,18 @@ export interface GatewayProcess {
 }
 
 export async function startGatewayProcess(extraEnv: Record<string, string> = {}): Promise<GatewayProcess> {
+  // A port picked as free can be taken (an outgoing connection's ephemeral port) before the gateway
+  // binds it: then it starts again on fresh ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startGatewayProcessOnce(extraEnv);
+    } catch (err) {
+      if (attempt >= 3 || !/EADDRINUSE/.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+async function startGatewayProcessOnce(extraEnv: Record<string, string>): Promise<GatewayProcess> {
   const httpsPort = await freePort();
   const httpPort = await freePort();
   const metricsPort = await freePort();
