@@ -12,6 +12,7 @@ import type { Browser } from 'playwright-core';
 import { as, gatewayPort } from './support/api';
 import { chromiumAvailable, launchBrowser, SCREENSHOTS } from './support/browser';
 import { admin, freePort } from './support/platform';
+import { zoneWithCampaign } from '../../services/serving/test/serving-fixtures';
 
 const maybe = chromiumAvailable() ? test : test.skip;
 const run = async (...args: string[]) => JSON.parse((await admin(...args)).stdout);
@@ -119,19 +120,11 @@ maybe("an ad's script cannot use a signed-in user's settings session, on the API
 
 maybe('a click prefix that is not an http(s) URL never reaches the markup', async () => {
   const owner = await run('create-account', '--name', `Clicker ${stamp}`);
-  const a = as(owner.keys.live);
-  const pub = await a.post('/v1/publishers', { name: 'Pub', email: 'p@clicks.example' });
-  const zone = await a.post('/v2/zones/standard', { name: 'Zone', width: 300, height: 250, publisher: pub.body.id });
-  const adv = await a.post('/v1/advertisers', { name: 'Adv', email: 'a@clicks.example' });
-  const campaign = await a.post('/v2/campaigns/standard', { name: 'C', advertiser: adv.body.id });
-  const item = await a.post('/v2/ad-items/image', { name: 'Img', width: 300, height: 250, creative_url: 'https://cdn.example/a.png', location: 'https://advertiser.example/landing' });
-  await a.post('/v2/campaign-assignments', { campaign: { id: campaign.body.id, type: 'standard_campaign' }, advertisement: { id: item.body.id, type: 'image_ad_item' } });
-  const schedule = await a.post('/v2/schedules', { start_date: yesterday() });
-  await a.post('/v2/placements', { zone: { id: zone.body.id, type: 'standard_zone' }, advertisement: { id: campaign.body.id, type: 'standard_campaign' }, schedule: schedule.body.id });
+  const { zone } = await zoneWithCampaign(as(owner.keys.live), [1]);
   const ctx = await browser.newContext({ ignoreHTTPSErrors: true });
   const tab = await ctx.newPage();
   const hostile = encodeURIComponent(`javascript:document.title='pwned'//`);
-  const base = `https://localhost:${gatewayPort()}/serve/iframe?account=${owner.account.id}&zone=${zone.body.id}&size=300x250`;
+  const base = `https://localhost:${gatewayPort()}/serve/iframe?account=${owner.account.id}&zone=${zone.id}&size=300x250`;
   for (let tries = 0; ; tries++) {
     await tab.goto(`${base}&click=${hostile}&rnd=${tries}`);
     if (await tab.locator('a').count()) break;

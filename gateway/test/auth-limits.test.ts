@@ -8,12 +8,12 @@
  * - sign-out everywhere during a Redis outage still ends the sessions Redis held, and the per-account
  *   session index is renewed by use.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway-process';
-import { admin, freePort } from './support/platform';
+import { redisServerAvailable, startOwnRedis, type OwnRedis } from './support/own-redis';
+import { admin } from './support/platform';
 
 interface Raw {
   status: number;
@@ -103,28 +103,23 @@ test('failed sign-ins from one address do not lock the owner out elsewhere; the 
   }
 }, 90_000);
 
-const redisServer = spawnSync('redis-server', ['--version']).status === 0;
-const withRedis = redisServer ? test : test.skip;
+const withRedis = redisServerAvailable() ? test : test.skip;
 
 describe('sessions in Redis', () => {
-  let redis: ChildProcess;
-  let redisPort: number;
+  let redis: OwnRedis;
   let gw: GatewayProcess;
   const prefix = `adserver-test:sessions-${stamp}:`;
-  const cli = (...args: string[]) => spawnSync('redis-cli', ['-p', String(redisPort), ...args], { encoding: 'utf8' }).stdout.trim();
+  const cli = (...args: string[]) => redis.cli(...args);
 
   beforeAll(async () => {
-    if (!redisServer) return;
-    redisPort = await freePort();
+    if (!redisServerAvailable()) return;
     // A Redis of this test's own, so that its outage touches nothing else.
-    redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    for (let i = 0; i < 100 && cli('ping') !== 'PONG'; i++) await new Promise((r) => setTimeout(r, 50));
-    gw = await startGatewayProcess({ REDIS_URL: `redis://127.0.0.1:${redisPort}`, REDIS_KEY_PREFIX: prefix });
+    redis = await startOwnRedis();
+    gw = await startGatewayProcess({ REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix });
   }, 60_000);
   afterAll(async () => {
     await gw?.stop();
-    redis?.kill('SIGCONT');
-    redis?.kill('SIGKILL');
+    redis?.stop();
   });
 
   withRedis('sign-out everywhere during a Redis outage ends the sessions Redis held once it is back', async () => {
@@ -137,7 +132,7 @@ describe('sessions in Redis', () => {
     expect(cli('--scan', '--pattern', `${prefix}settings-session:*`)).not.toBe('');
 
     let during: { status: number; cookie?: string } = { status: 0 };
-    redis.kill('SIGSTOP');
+    redis.proc.kill('SIGSTOP');
     try {
       // During the outage: a session in accounts' database, and sign-out everywhere from it.
       during = await signIn(gw.httpsPort, email, password, '127.0.0.8');
@@ -151,7 +146,7 @@ describe('sessions in Redis', () => {
       expect(out.status).toBeLessThan(400);
       expect(await signedIn(gw.httpsPort, during.cookie!)).toBe(false);
     } finally {
-      redis.kill('SIGCONT');
+      redis.proc.kill('SIGCONT');
     }
     // Redis is back with the old session still in it: it is refused, and removed.
     await new Promise((r) => setTimeout(r, 2500));

@@ -19,6 +19,23 @@ async function until(what: string, check: () => Promise<boolean>, ms = 60_000): 
   }
 }
 
+type Api = Awaited<ReturnType<OwnPlatform['newAccount']>>['test'];
+
+/** A portal with one fixed-CPM portal zone and a customer holding `funds` in its wallet. */
+async function shop(api: Api, email: string, cpm: number, funds: number) {
+  const ok = async (r: Promise<{ status: number; body: any }>) => {
+    const res = await r;
+    if (res.status !== 200) throw new Error(`expected 200, got ${res.status}: ${JSON.stringify(res.body)}`);
+    return res.body;
+  };
+  const portal = (await ok(api.post(P, { name: 'Portal' }))).id;
+  const zone = (await ok(api.post('/v2/zones/standard', { name: 'Zone', width: 300, height: 250 }))).id;
+  const pz = (await ok(api.post(`${P}/${portal}/zones`, { zone, name: 'Sidebar', pricing_model: 'fixed-CPM', cpm, quantity: 1000 }))).id;
+  const customer = (await ok(api.post(CUSTOMERS, { email, password: 'correct horse', portal }))).id;
+  await ok(api.put(`${CUSTOMERS}/${customer}/add-funds`, { amount: funds }));
+  return { ok, portal, pz, customer };
+}
+
 describe('crash recovery of self-serve orders', () => {
   let p: OwnPlatform;
   beforeAll(async () => {
@@ -28,16 +45,7 @@ describe('crash recovery of self-serve orders', () => {
 
   test('selfserve killed mid-order: the recovery sweep releases the hold and removes what inventory made', async () => {
     const api = (await p.newAccount()).test;
-    const ok = async (r: Promise<{ status: number; body: any }>) => {
-      const res = await r;
-      if (res.status !== 200) throw new Error(`expected 200, got ${res.status}: ${JSON.stringify(res.body)}`);
-      return res.body;
-    };
-    const portal = (await ok(api.post(P, { name: 'Portal' }))).id;
-    const zone = (await ok(api.post('/v2/zones/standard', { name: 'Zone', width: 300, height: 250 }))).id;
-    const pz = (await ok(api.post(`${P}/${portal}/zones`, { zone, name: 'Sidebar', pricing_model: 'fixed-CPM', cpm: 2, quantity: 1000 }))).id;
-    const customer = (await ok(api.post(CUSTOMERS, { email: 'crash@example.com', password: 'correct horse', portal }))).id;
-    await ok(api.put(`${CUSTOMERS}/${customer}/add-funds`, { amount: 120 }));
+    const { ok, portal, pz, customer } = await shop(api, 'crash@example.com', 2, 120);
     const balance = async () => (await ok(api.get(`${CUSTOMERS}/${customer}`))).balance as number;
     const count = async (path: string) => (await ok(api.get(`${path}?limit=100`))).data.length as number;
     const inventoryNow = async () => ({
@@ -83,16 +91,7 @@ describe('crash recovery of self-serve orders', () => {
 
   test('inventory killed mid-order: the hold is released before the 402, history keeps hold and release, the sweep cleans up', async () => {
     const api = (await p.newAccount()).test;
-    const ok = async (r: Promise<{ status: number; body: any }>) => {
-      const res = await r;
-      if (res.status !== 200) throw new Error(`expected 200, got ${res.status}: ${JSON.stringify(res.body)}`);
-      return res.body;
-    };
-    const portal = (await ok(api.post(P, { name: 'Portal' }))).id;
-    const zone = (await ok(api.post('/v2/zones/standard', { name: 'Zone', width: 300, height: 250 }))).id;
-    const pz = (await ok(api.post(`${P}/${portal}/zones`, { zone, name: 'Sidebar', pricing_model: 'fixed-CPM', cpm: 1.5, quantity: 1000 }))).id;
-    const customer = (await ok(api.post(CUSTOMERS, { email: 'inventory-down@example.com', password: 'correct horse', portal }))).id;
-    await ok(api.put(`${CUSTOMERS}/${customer}/add-funds`, { amount: 100 }));
+    const { ok, portal, pz, customer } = await shop(api, 'inventory-down@example.com', 1.5, 100);
     const count = async (path: string) => (await ok(api.get(`${path}?limit=100`))).data.length as number;
     const adItemsBefore = await count('/v2/ad-items/custom-html');
     const cart = (await ok(api.post(`${P}/${portal}/cart`, {}))).id;
@@ -128,16 +127,7 @@ describe('crash recovery of self-serve orders', () => {
 
   test('inventory frozen mid-order: the 402 comes within one inventory deadline, with the money back; the clean-up follows once inventory thaws', async () => {
     const api = (await p.newAccount()).test;
-    const ok = async (r: Promise<{ status: number; body: any }>) => {
-      const res = await r;
-      if (res.status !== 200) throw new Error(`expected 200, got ${res.status}: ${JSON.stringify(res.body)}`);
-      return res.body;
-    };
-    const portal = (await ok(api.post(P, { name: 'Portal' }))).id;
-    const zone = (await ok(api.post('/v2/zones/standard', { name: 'Zone', width: 300, height: 250 }))).id;
-    const pz = (await ok(api.post(`${P}/${portal}/zones`, { zone, name: 'Sidebar', pricing_model: 'fixed-CPM', cpm: 1, quantity: 1000 }))).id;
-    const customer = (await ok(api.post(CUSTOMERS, { email: 'inventory-frozen@example.com', password: 'correct horse', portal }))).id;
-    await ok(api.put(`${CUSTOMERS}/${customer}/add-funds`, { amount: 50 }));
+    const { ok, portal, pz, customer } = await shop(api, 'inventory-frozen@example.com', 1, 50);
     const adItemsBefore = (await ok(api.get('/v2/ad-items/custom-html?limit=100'))).data.length;
     const cart = (await ok(api.post(`${P}/${portal}/cart`, {}))).id;
     for (let i = 0; i < 3; i++) await ok(api.post(`${P}/${portal}/cart/${cart}/cart-items`, { portal_zone: pz, type: 'html5', custom_html: `<i>${i}</i>` }));

@@ -8,16 +8,17 @@
  * batches it had in flight: serving A loses nothing) and the reports count every stored event once.
  * The platform, its Redis and its processes are this file's own. FAULT_RUNS repeats the run.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { startOwnPlatform, type OwnPlatform } from '../../../gateway/test/support/own-platform';
+import { redisServerAvailable, startOwnRedis, type OwnRedis } from '../../../gateway/test/support/own-redis';
 import { freePort, ROOT } from '../../../gateway/test/support/platform';
 import { platformDatabaseUrl, startServiceReplica, type ServiceReplica } from '../../../gateway/test/support/service-replica';
 import { BATCH_SIZE, PARALLEL } from '../events';
 import { reportedEvents, within, zoneWithCampaign } from './serving-fixtures';
 
-const canRun = !!process.env.REDIS_URL && spawnSync('redis-server', ['--version']).status === 0;
+const canRun = !!process.env.REDIS_URL && redisServerAvailable();
 const maybe = canRun ? test : test.skip;
 const DECISIONS = Number(process.env.FAULT_DECISIONS ?? 20_000);
 const RUNS = Number(process.env.FAULT_RUNS ?? 1);
@@ -57,24 +58,20 @@ async function bufferedIn(metricsPort: number): Promise<number> {
 
 const decisionOf = (url: string) => JSON.parse(Buffer.from(decodeURIComponent(new URL(url).searchParams.get('t')!).split('.')[0], 'base64url').toString())[1] as string;
 
-let redis: ChildProcess;
-let redisPort: number;
-const cli = (...args: string[]) => spawnSync('redis-cli', ['-p', String(redisPort), ...args], { encoding: 'utf8' }).stdout.trim();
+let redis: OwnRedis;
+const cli = (...args: string[]) => redis.cli(...args);
 
 beforeAll(async () => {
-  if (!canRun) return;
-  redisPort = await freePort();
-  redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  for (let i = 0; i < 100 && cli('ping') !== 'PONG'; i++) await new Promise((r) => setTimeout(r, 50));
+  if (canRun) redis = await startOwnRedis();
 }, 30_000);
 
 afterAll(() => {
   agent.destroy();
-  redis?.kill('SIGKILL');
+  redis?.stop();
 });
 
 async function oneRun(run: number): Promise<{ acknowledged: number; lost: number; lostFromA: number; bound: number; duplicates: number }> {
-  const platform: OwnPlatform = await startOwnPlatform({ REDIS_URL: `redis://127.0.0.1:${redisPort}`, EVENTS_CLAIM_IDLE_MS: '3000' });
+  const platform: OwnPlatform = await startOwnPlatform({ REDIS_URL: redis.url, EVENTS_CLAIM_IDLE_MS: '3000' });
   let servingB: ChildProcess | undefined;
   let reportingB: ServiceReplica | undefined;
   try {
