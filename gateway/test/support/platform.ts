@@ -91,7 +91,7 @@ export async function startPlatform(extra: Record<string, string> = {}): Promise
     try {
       return await startPlatformOnce(extra);
     } catch (err) {
-      if (attempt >= 3 || !/EADDRINUSE/.test(String((err as Error).message))) throw err;
+      if (attempt >= 3 || !/EADDRINUSE|is taken by another program/.test(String((err as Error).message))) throw err;
     }
   }
 }
