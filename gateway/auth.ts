@@ -1,10 +1,10 @@
-import { Metadata, type ClientReadableStream } from '@grpc/grpc-js';
+import type { ClientReadableStream } from '@grpc/grpc-js';
 import type { NextFunction, Request, Response } from 'express';
-import { AccountsClient, Mode, type KeyIdentity, type KeyRevocation } from '../proto/gen/adserver/accounts/v1/accounts';
+import { AccountsClient, Mode, type KeyRevocation } from '../proto/gen/adserver/accounts/v1/accounts';
 import { hashApiKey, looksLikeApiKey } from '../services/shared/api-keys';
 import { envInt } from '../services/shared/config';
-import { call, clientFor } from '../services/shared/grpc/client';
-import { withInternalToken } from '../services/shared/internal-token';
+import { openStream } from '../services/shared/grpc/client';
+import { accounts } from '../services/shared/grpc/clients';
 import { log } from '../services/shared/log';
 import type { RequestContext } from './context';
 import { versionOfPath } from './context';
@@ -70,7 +70,7 @@ export class KeyResolver {
     const keyIds = [...this.used];
     this.used = new Set();
     try {
-      await call('accounts', clientFor('accounts', AccountsClient), 'recordKeyUse', { keyIds }, new Metadata(), { idempotent: true, timeoutMs: 5000 });
+      await accounts.recordKeyUse({ keyIds }, { idempotent: true, timeoutMs: 5000 });
     } catch (err) {
       // Last-used times are informative: a lost batch only leaves them a minute behind.
       log.warn('recording key use failed', { error: (err as Error).message, keys: keyIds.length });
@@ -79,8 +79,7 @@ export class KeyResolver {
 
   private watch(): void {
     if (this.stopped) return;
-    const client = clientFor('accounts', AccountsClient);
-    const stream = client.watchKeyRevocations({}, withInternalToken(new Metadata()));
+    const stream = openStream('accounts', AccountsClient, 'watchKeyRevocations', {});
     this.stream = stream;
     stream.on('data', (ev: KeyRevocation) => (ev.all ? this.cache.clear() : this.cache.delete(ev.keyHash)));
     stream.on('error', () => undefined);
@@ -103,7 +102,7 @@ export class KeyResolver {
     const missed = this.misses.get(hash);
     if (missed !== undefined && missed > Date.now()) return undefined;
     try {
-      const id = await call<{ keyHash: string }, KeyIdentity>('accounts', clientFor('accounts', AccountsClient), 'resolveKey', { keyHash: hash }, new Metadata(), {
+      const id = await accounts.resolveKey({ keyHash: hash }, {
         idempotent: true,
         timeoutMs: 3000,
       });

@@ -1,7 +1,7 @@
-import { Metadata, status as grpcStatus } from '@grpc/grpc-js';
+import { status as grpcStatus } from '@grpc/grpc-js';
 import type { Request, Response } from 'express';
-import { CreativeFilesClient, type CreativeFile } from '../proto/gen/adserver/inventory/v1/creative_files';
-import { call, clientFor } from '../services/shared/grpc/client';
+import type { CreativeFile } from '../proto/gen/adserver/inventory/v1/creative_files';
+import { creativeFiles } from '../services/shared/grpc/clients';
 import { errorFields, log } from '../services/shared/log';
 import { ApiError } from './errors';
 
@@ -15,7 +15,7 @@ export async function creativeFile(req: Request, res: Response): Promise<void> {
   const name = String(req.params.name ?? '');
   let file: CreativeFile;
   try {
-    file = await call('inventory', clientFor('inventory', CreativeFilesClient), 'getCreativeFile', { name }, new Metadata(), { idempotent: true });
+    file = await creativeFiles.getCreativeFile({ name }, { idempotent: true });
   } catch (err) {
     const code = (err as { code?: number }).code;
     if (code === grpcStatus.NOT_FOUND || code === grpcStatus.INVALID_ARGUMENT) throw new ApiError(404, 'not_found_error', 'No such creative file.');

@@ -10,10 +10,9 @@
  *   npm run admin -- load-events --account ID [--events N] [--days 30] [--zones 20] [--ad-items 5] [--run NAME]
  * Each command prints one JSON line.
  */
-import { Metadata } from '@grpc/grpc-js';
-import { AccountsClient, Mode, type ApiKey } from '../proto/gen/adserver/accounts/v1/accounts';
-import { ReportsClient } from '../proto/gen/adserver/reporting/v1/reports';
-import { call, clientFor, closeClients } from '../services/shared/grpc/client';
+import { Mode, type ApiKey } from '../proto/gen/adserver/accounts/v1/accounts';
+import { closeClients, present } from '../services/shared/grpc/client';
+import { accounts, reports } from '../services/shared/grpc/clients';
 import { loadSyntheticEvents } from './bench/synthetic-events';
 
 type Args = Record<string, string>;
@@ -53,36 +52,35 @@ function modeOf(s: string): Mode {
 const keyOut = (k: ApiKey) => ({ id: k.id, account: k.accountId, mode: k.mode === Mode.MODE_TEST ? 'test' : 'live', name: k.name, prefix: k.prefix, created_date: k.createdAt, last_used: k.lastUsedAt || null });
 
 async function run(command: string, args: Args): Promise<unknown> {
-  const client = clientFor('accounts', AccountsClient);
-  const rpc = <Res>(method: string, req: unknown) => call<unknown, Res>('accounts', client, method, req, new Metadata(), { timeoutMs: 10_000, idempotent: method.startsWith('list') });
   switch (command) {
     case 'create-account': {
       const features = (args.features ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-      const res = await rpc<{ account: { id: number; name: string; email: string; features: string[] }; testKey: string; liveKey: string }>('createAccount', {
+      const res = await accounts.createAccount({
         name: need(args, 'name'),
         email: args.email ?? '',
         password: args.password ?? '',
         features,
-      });
-      const account: Record<string, unknown> = { id: res.account.id, name: res.account.name };
-      if (res.account.email) account.email = res.account.email;
-      if (res.account.features.length) account.features = res.account.features;
+      }, { timeoutMs: 10_000 });
+      const made = present(res.account, 'the account');
+      const account: Record<string, unknown> = { id: made.id, name: made.name };
+      if (made.email) account.email = made.email;
+      if (made.features.length) account.features = made.features;
       return { account, keys: { test: res.testKey, live: res.liveKey } };
     }
     case 'create-key': {
-      const res = await rpc<{ key: ApiKey; secret: string }>('createApiKey', { accountId: Number(need(args, 'account')), mode: modeOf(need(args, 'mode')), name: need(args, 'name') });
-      return { key: keyOut(res.key), secret: res.secret };
+      const res = await accounts.createApiKey({ accountId: Number(need(args, 'account')), mode: modeOf(need(args, 'mode')), name: need(args, 'name') }, { timeoutMs: 10_000 });
+      return { key: keyOut(present(res.key, 'the key')), secret: res.secret };
     }
     case 'set-password': {
-      const res = await rpc<{ id: number; email: string }>('setPassword', { accountId: Number(need(args, 'account')), password: need(args, 'password') });
+      const res = await accounts.setPassword({ accountId: Number(need(args, 'account')), password: need(args, 'password') }, { timeoutMs: 10_000 });
       return { account: { id: res.id, email: res.email || null, password_set: true } };
     }
     case 'list-keys': {
-      const res = await rpc<{ keys: ApiKey[] }>('listApiKeys', { accountId: Number(need(args, 'account')) });
+      const res = await accounts.listApiKeys({ accountId: Number(need(args, 'account')) }, { timeoutMs: 10_000, idempotent: true });
       return { keys: res.keys.map(keyOut) };
     }
     case 'delete-key': {
-      const res = await rpc<{ keyId: number }>('deleteApiKey', { accountId: Number(need(args, 'account')), keyId: Number(need(args, 'key')) });
+      const res = await accounts.deleteApiKey({ accountId: Number(need(args, 'account')), keyId: Number(need(args, 'key')) }, { timeoutMs: 10_000 });
       return { key: { id: res.keyId, deleted: true } };
     }
     case 'set-limits': {
@@ -92,18 +90,16 @@ async function run(command: string, args: Args): Promise<unknown> {
         if (!/^\d{1,7}$/.test(raw)) throw new Error(`--${name} must be a whole number of requests per 60 seconds (0 restores the default)`);
         return Number(raw);
       };
-      const res = await rpc<{ accountId: number; generalLimit: number; reportingLimit: number }>('setAccountLimits', {
+      const res = await accounts.setAccountLimits({
         accountId: Number(need(args, 'account')),
         generalLimit: limit('general'),
         reportingLimit: limit('reporting'),
-      });
+      }, { timeoutMs: 10_000 });
       // 0 stored means "the platform default", shown as null.
       return { account: { id: res.accountId, limits: { general: res.generalLimit || null, reporting: res.reportingLimit || null } } };
     }
     case 'rebuild-rollups': {
-      const res = await call<unknown, { events: number; rollupRows: number; from: string; to: string }>(
-        'reporting', clientFor('reporting', ReportsClient), 'rebuildRollups', { from: need(args, 'from'), to: need(args, 'to') }, new Metadata(), { timeoutMs: 30 * 60_000 },
-      );
+      const res = await reports.rebuildRollups({ from: need(args, 'from'), to: need(args, 'to') }, { timeoutMs: 30 * 60_000 });
       return { rebuilt: { from: res.from, to: res.to, events: res.events, rollup_rows: res.rollupRows } };
     }
     case 'load-events': {

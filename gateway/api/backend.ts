@@ -1,11 +1,11 @@
+import type { Metadata } from '@grpc/grpc-js';
 import type { ListRequest } from '../../proto/gen/adserver/resources/v1/resources';
-import { getKind, type Json, type ServiceName } from '../../services/shared/catalog';
-import { call, clientFor, type CallOptions } from '../../services/shared/grpc/client';
+import { getKind, type Json } from '../../services/shared/catalog';
 import { resourcesApi } from '../../services/shared/grpc/resources-api';
 import { withIdempotencyKey } from '../../services/shared/idempotency';
 import { tenantMetadata } from '../../services/shared/tenant';
 import type { RequestContext } from '../context';
-import { fromGrpcError } from '../errors';
+import { ApiError, fromGrpcError } from '../errors';
 import { viewOf } from './views';
 
 /**
@@ -23,21 +23,17 @@ async function invoke<Res>(ctx: RequestContext, kindName: string, fn: (api: Retu
 }
 
 /**
- * Calls a service-specific gRPC method (outside Resources) with the caller's tenant, mapping failures to
- * API errors of the caller's version. `ClientCtor` is the ts-proto client class, e.g. `InventoryClient`.
+ * A call to a service-specific API (outside Resources) on the caller's behalf: `send` gets the
+ * metadata carrying the caller's account and mode (and, when `keyed`, the Idempotency-Key), and a
+ * failure comes back as an API error of the caller's version. The typed clients are in
+ * services/shared/grpc/clients.ts.
  */
-export async function callService<Res>(
-  ctx: RequestContext,
-  service: ServiceName,
-  ClientCtor: new (address: string, creds: import('@grpc/grpc-js').ChannelCredentials, options?: object) => import('@grpc/grpc-js').Client,
-  method: string,
-  request: unknown,
-  opts: CallOptions & { keyed?: boolean } = {},
-): Promise<Res> {
+export async function asCaller<Res>(ctx: RequestContext, send: (metadata: Metadata) => Promise<Res>, opts: { keyed?: boolean } = {}): Promise<Res> {
   try {
-    const md = withIdempotencyKey(tenantMetadata(ctx.tenant), opts.keyed ? ctx.idempotency : undefined);
-    return await call<unknown, Res>(service, clientFor(service, ClientCtor), method, request, md, opts);
+    return await send(withIdempotencyKey(tenantMetadata(ctx.tenant), opts.keyed ? ctx.idempotency : undefined));
   } catch (err) {
+    // The request built inside `send` may refuse the caller's input before any call is made.
+    if (err instanceof ApiError) throw err;
     throw fromGrpcError(err, ctx.version);
   }
 }

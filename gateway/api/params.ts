@@ -108,12 +108,21 @@ export function parseId(raw: string, title: string): number {
  * The body of an operation beyond CRUD (add-funds, to-image, orders), checked with the same field
  * language and rules as resources: unknown members, required ones, types, ranges and formats.
  */
-export function actionBody(req: Request, title: string, fields: Record<string, FieldSpec>): Record<string, Json> {
+export function actionBody<F extends Record<string, FieldSpec>>(req: Request, title: string, fields: F): BodyOf<F> {
   const body = req.body === undefined ? {} : req.body;
   const { values, errors } = validateInput({ kind: title, service: 'accounts', title, fields, views: {} }, body, 'create');
   if (errors.length) throw apiErrors.invalid(errors);
-  return values;
+  return values as BodyOf<F>;
 }
+
+/** The value a validated field holds, by its spec: ids and integers are numbers, and so on. */
+type FieldValue<S> = (S extends { type: 'ref' | 'integer' | 'number' } ? number : S extends { type: 'string' } ? string : S extends { type: 'boolean' } ? boolean : Json)
+  | (S extends { nullable: true } ? null : never);
+
+/** A validated action body, typed from its field specs: required fields are present. */
+export type BodyOf<F> = { [K in keyof F as F[K] extends { required: true } ? K : never]: FieldValue<F[K]> } & {
+  [K in keyof F as F[K] extends { required: true } ? never : K]?: FieldValue<F[K]>;
+};
 
 /** Query flags and their text: `true`/`1`, `false`/`0`, and a bare `?name` (no value) means true. */
 export const FLAG_VALUES: Readonly<Record<string, boolean>> = { '': true, true: true, '1': true, false: false, '0': false };

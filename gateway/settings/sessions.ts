@@ -1,7 +1,5 @@
 import crypto from 'node:crypto';
-import { Metadata } from '@grpc/grpc-js';
-import { AccountsClient, type SettingsSession } from '../../proto/gen/adserver/accounts/v1/accounts';
-import { call, clientFor } from '../../services/shared/grpc/client';
+import { accounts } from '../../services/shared/grpc/clients';
 import type { SharedState } from '../redis-state';
 
 /** A settings-page session stops working after this long without a request. */
@@ -18,7 +16,6 @@ export interface Session {
 const GENERATION_CACHE_MS = 2000;
 
 const sha256 = (s: string) => crypto.createHash('sha256').update(s, 'utf8').digest('hex');
-const rpc = <Res>(method: string, req: unknown) => call<unknown, Res>('accounts', clientFor('accounts', AccountsClient), method, req, new Metadata(), { timeoutMs: 3000 });
 
 /**
  * Settings-page sessions, shared by every gateway replica: in Redis when configured, otherwise in the
@@ -37,7 +34,7 @@ export class SessionStore {
   private async generationOf(accountId: number): Promise<number> {
     const known = this.generations.get(accountId);
     if (known && known.until > Date.now()) return known.generation;
-    const { generation } = await rpc<{ generation: number }>('getSessionGeneration', { accountId });
+    const { generation } = await accounts.getSessionGeneration({ accountId }, { timeoutMs: 3000 });
     if (this.generations.size > 10_000) this.generations.clear();
     this.generations.set(accountId, { generation: Number(generation), until: Date.now() + GENERATION_CACHE_MS });
     return Number(generation);
@@ -66,7 +63,7 @@ export class SessionStore {
         this.state.commandFailed(err);
       }
     }
-    await rpc<SettingsSession>('createSession', { sessionHash: hash, accountId, csrfToken: session.csrfToken });
+    await accounts.createSession({ sessionHash: hash, accountId, csrfToken: session.csrfToken }, { timeoutMs: 3000 });
     return { id, session };
   }
 
@@ -94,7 +91,7 @@ export class SessionStore {
       }
     }
     try {
-      const s = await rpc<SettingsSession>('touchSession', { sessionHash: hash, idleSeconds: IDLE_SECONDS });
+      const s = await accounts.touchSession({ sessionHash: hash, idleSeconds: IDLE_SECONDS }, { timeoutMs: 3000 });
       return { accountId: Number(s.accountId), csrfToken: s.csrfToken };
     } catch (err) {
       if ((err as { code?: number }).code === 5) return undefined;
@@ -113,7 +110,7 @@ export class SessionStore {
         this.state.commandFailed(err);
       }
     }
-    const { generation } = await rpc<{ generation: number }>('endSessions', { accountId });
+    const { generation } = await accounts.endSessions({ accountId }, { timeoutMs: 3000 });
     this.generations.set(accountId, { generation: Number(generation), until: Date.now() + GENERATION_CACHE_MS });
   }
 }

@@ -1,9 +1,8 @@
 import crypto from 'node:crypto';
-import { Metadata } from '@grpc/grpc-js';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import { AccountsClient, Mode, type Account, type ApiKey } from '../../proto/gen/adserver/accounts/v1/accounts';
+import { Mode, type Account, type ApiKey } from '../../proto/gen/adserver/accounts/v1/accounts';
 import { envInt } from '../../services/shared/config';
-import { call, clientFor } from '../../services/shared/grpc/client';
+import { accounts } from '../../services/shared/grpc/clients';
 import { log } from '../../services/shared/log';
 import { DEFAULT_LIMITS, type RateLimiter } from '../ratelimit';
 import { COPY_JS, SETTINGS_CSS, confirmDeletePage, keysPage, messagePage, signInPage, type KeyRow } from './pages';
@@ -17,7 +16,6 @@ const SIGN_IN_LIMIT = envInt('SIGNIN_LIMIT', 5);
 const SIGN_IN_EMAIL_LIMIT = envInt('SIGNIN_EMAIL_LIMIT', 100);
 const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-const rpc = <Res>(method: string, req: unknown) => call<unknown, Res>('accounts', clientFor('accounts', AccountsClient), method, req, new Metadata(), { timeoutMs: 5000 });
 
 function cookies(req: Request): Record<string, string> {
   const out: Record<string, string> = {};
@@ -74,7 +72,7 @@ export function settingsRouter(sessions: SessionStore, limiter: RateLimiter): Ro
   };
 
   const showKeys = async (res: Response, s: Session, status = 200, extra: Partial<Parameters<typeof keysPage>[0]> = {}) => {
-    const [account, keys] = await Promise.all([rpc<Account>('getAccount', { id: s.accountId }), rpc<{ keys: ApiKey[] }>('listApiKeys', { accountId: s.accountId })]);
+    const [account, keys] = await Promise.all([accounts.getAccount({ id: s.accountId }, { timeoutMs: 5000 }), accounts.listApiKeys({ accountId: s.accountId }, { timeoutMs: 5000 })]);
     const budgets = [];
     for (const bucket of ['general', 'reporting'] as const) {
       const own = bucket === 'general' ? account.generalLimit : account.reportingLimit;
@@ -127,7 +125,7 @@ export function settingsRouter(sessions: SessionStore, limiter: RateLimiter): Ro
     }
     let account: Account;
     try {
-      account = await rpc<Account>('signIn', { email, password });
+      account = await accounts.signIn({ email, password }, { timeoutMs: 5000 });
     } catch (err) {
       if ((err as { code?: number }).code === 5) return showSignIn(res, 401, { email, error: 'The email or the password is wrong.' });
       throw err;
@@ -151,14 +149,15 @@ export function settingsRouter(sessions: SessionStore, limiter: RateLimiter): Ro
     if (!name || name.length > 100 || mode === undefined) {
       return showKeys(res, s, 400, { error: !name || name.length > 100 ? 'Give the key a name of 1 to 100 characters.' : 'Choose the mode: test or live.' });
     }
-    const out = await rpc<{ key: ApiKey; secret: string }>('createApiKey', { accountId: s.accountId, mode, name });
-    await showKeys(res, s, 200, { created: { name: out.key.name, mode: modeName(out.key.mode), secret: out.secret } });
+    const out = await accounts.createApiKey({ accountId: s.accountId, mode, name }, { timeoutMs: 5000 });
+    // The key's record comes with its secret; without it there is nothing to show but the secret's name.
+    await showKeys(res, s, 200, { created: { name: out.key?.name ?? name, mode: modeName(out.key?.mode ?? mode), secret: out.secret } });
   }));
 
   /** The account's own key by the id in the path: another account's id is simply not found. */
   const ownKey = async (s: Session, raw: string): Promise<KeyRow | undefined> => {
     if (!/^[1-9]\d{0,15}$/.test(raw)) return undefined;
-    const { keys } = await rpc<{ keys: ApiKey[] }>('listApiKeys', { accountId: s.accountId });
+    const { keys } = await accounts.listApiKeys({ accountId: s.accountId }, { timeoutMs: 5000 });
     const k = keys.find((x) => Number(x.id) === Number(raw));
     return k && keyRow(k);
   };
@@ -175,7 +174,7 @@ export function settingsRouter(sessions: SessionStore, limiter: RateLimiter): Ro
     const key = await ownKey(s, req.params.id as string);
     if (!key) return html(res, 404, messagePage('No such key', 'This account has no key with that id. Nothing was deleted.'));
     // Accounts checks the account too, and broadcasts the revocation to every gateway.
-    await rpc('deleteApiKey', { accountId: s.accountId, keyId: key.id });
+    await accounts.deleteApiKey({ accountId: s.accountId, keyId: key.id }, { timeoutMs: 5000 });
     res.redirect(303, '/settings/api?deleted=1');
   }));
 

@@ -6,12 +6,10 @@
  * a refused create adds nothing and a refused update changes nothing.
  * FUZZ_CASES (default 5000) sets the total; FUZZ_SEED replays a run.
  */
-import { Metadata } from '@grpc/grpc-js';
 import { Router } from 'express';
 import fc from 'fast-check';
-import { AccountsClient } from '../../proto/gen/adserver/accounts/v1/accounts';
 import { KINDS, type ApiVersion } from '../../services/shared/catalog';
-import { call, clientFor } from '../../services/shared/grpc/client';
+import { accounts } from '../../services/shared/grpc/clients';
 import { ACTION_MODULES } from '../api/actions';
 import { viewOf, type View } from '../api/views';
 import { newAccount, request, type ApiResponse, type TestAccount } from './support/api';
@@ -157,7 +155,7 @@ async function allIds(acct: TestAccount, view: View): Promise<Set<unknown>> {
 test(`hostile input on every POST and PUT endpoint (${TOTAL} cases, seed ${SEED})`, async () => {
   const acct = await newAccount(['native-to-image', 'self-serve']);
   // Thousands of requests from one account: lift its budgets first.
-  await call('accounts', clientFor('accounts', AccountsClient), 'setAccountLimits', { accountId: acct.id, generalLimit: 1_000_000, reportingLimit: 1_000_000 }, new Metadata());
+  await accounts.setAccountLimits({ accountId: acct.id, generalLimit: 1_000_000, reportingLimit: 1_000_000 });
   const eps = endpoints();
   expect(eps.length).toBeGreaterThanOrEqual(4);
   const perEndpoint = Math.ceil(TOTAL / eps.length);

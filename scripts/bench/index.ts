@@ -16,9 +16,8 @@ import fs from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import { Metadata } from '@grpc/grpc-js';
-import { AccountsClient } from '../../proto/gen/adserver/accounts/v1/accounts';
-import { call, clientFor, closeClients } from '../../services/shared/grpc/client';
+import { closeClients } from '../../services/shared/grpc/client';
+import { accounts } from '../../services/shared/grpc/clients';
 import { startGatewayProcess, type GatewayProcess } from '../../gateway/test/support/gateway-process';
 import { ROOT, dropSchemas, startPlatform, stopPlatform, type PlatformInfo } from '../../gateway/test/support/platform';
 import { CASES } from './cases';
@@ -122,12 +121,11 @@ export async function runBench(opts = optionsFromArgs()): Promise<{ results: Cas
         if (body !== undefined) req.write(JSON.stringify(body));
         req.end();
       });
-    const accounts = clientFor('accounts', AccountsClient);
     const newKey = async () => {
-      const a = await call<unknown, { account: { id: number }; testKey: string; liveKey: string }>('accounts', accounts, 'createAccount', { name: 'bench', email: '', password: '', features: [] }, new Metadata());
+      const a = await accounts.createAccount({ name: 'bench', email: '', password: '', features: [] });
       // The highest budget set-limits takes: the bench measures the limiter's cost, not its refusals.
-      await call('accounts', accounts, 'setAccountLimits', { accountId: a.account.id, generalLimit: 1_000_000, reportingLimit: 1_000_000 }, new Metadata());
-      return { key: a.testKey, accountId: a.account.id, liveKey: a.liveKey };
+      await accounts.setAccountLimits({ accountId: a.account!.id, generalLimit: 1_000_000, reportingLimit: 1_000_000 });
+      return { key: a.testKey, accountId: a.account!.id, liveKey: a.liveKey };
     };
     const prefix = info.env.DB_SCHEMA_PREFIX ?? '';
     const sql = async (service: string, text: string, params: unknown[] = []) => {

@@ -15,10 +15,9 @@ import https from 'node:https';
 import path from 'node:path';
 import { Metadata } from '@grpc/grpc-js';
 import Redis from 'ioredis';
-import { AccountsClient } from '../../proto/gen/adserver/accounts/v1/accounts';
-import { EventIngestClient, EventKind, ServingEvent } from '../../proto/gen/adserver/reporting/v1/events';
-import { ReportsClient } from '../../proto/gen/adserver/reporting/v1/reports';
-import { call, clientFor, closeClients } from '../../services/shared/grpc/client';
+import { EventKind, ServingEvent } from '../../proto/gen/adserver/reporting/v1/events';
+import { closeClients } from '../../services/shared/grpc/client';
+import { accounts, eventIngest, reports as reportsApi } from '../../services/shared/grpc/clients';
 import { dropSchemas, startPlatform, stopPlatform } from '../../gateway/test/support/platform';
 import { loadSyntheticEvents } from './synthetic-events';
 
@@ -49,10 +48,9 @@ async function main(): Promise<void> {
         .on('error', reject);
     });
   try {
-    const accounts = clientFor('accounts', AccountsClient);
-    const acct = await call<unknown, { account: { id: number }; liveKey: string }>('accounts', accounts, 'createAccount', { name: 'reporting bench', email: '', password: '', features: [] }, new Metadata());
-    await call('accounts', accounts, 'setAccountLimits', { accountId: acct.account.id, generalLimit: 0, reportingLimit: 1_000_000 }, new Metadata());
-    const account = acct.account.id;
+    const acct = await accounts.createAccount({ name: 'reporting bench', email: '', password: '', features: [] });
+    await accounts.setAccountLimits({ accountId: acct.account!.id, generalLimit: 0, reportingLimit: 1_000_000 });
+    const account = acct.account!.id;
 
     out(`loading ${events} events into account ${account} (30 days, 20 zones x 5 ad items, batches of 5000, 2 at a time)...`);
     let lastPrint = Date.now();
@@ -79,7 +77,7 @@ async function main(): Promise<void> {
       if (i >= 3) viaGateway.push(Number(process.hrtime.bigint() - t0) / 1e6);
       checked = res.body.data.reduce((s: number, d: any) => s + d.summary.responses + d.summary.impressions + d.summary.clicks + d.summary.conversions, 0);
       t0 = process.hrtime.bigint();
-      await call('reporting', clientFor('reporting', ReportsClient), 'getReport', q, md, { timeoutMs: 60_000 });
+      await reportsApi.getReport(q, { timeoutMs: 60_000, metadata: md });
       if (i >= 3) direct.push(Number(process.hrtime.bigint() - t0) / 1e6);
     }
     const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -93,7 +91,7 @@ async function main(): Promise<void> {
       await redis.xadd(`${info.env.REDIS_KEY_PREFIX}serving-events`, '*', 'e', Buffer.from(ServingEvent.encode(e).finish()));
       redis.disconnect();
     } else {
-      await call('reporting', clientFor('reporting', EventIngestClient), 'recordEvents', { events: [e] }, new Metadata());
+      await eventIngest.recordEvents({ events: [e] });
     }
     let fresh = NaN;
     while (Date.now() - t0 < 30_000) {

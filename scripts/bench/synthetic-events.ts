@@ -1,6 +1,5 @@
-import { Metadata } from '@grpc/grpc-js';
-import { EventIngestClient, EventKind, type ServingEvent } from '../../proto/gen/adserver/reporting/v1/events';
-import { call, clientFor } from '../../services/shared/grpc/client';
+import { EventKind, type ServingEvent } from '../../proto/gen/adserver/reporting/v1/events';
+import { eventIngest } from '../../services/shared/grpc/clients';
 
 /**
  * Synthetic serving events for benchmarks and demos: decisions spread evenly over the last `days`
@@ -66,7 +65,6 @@ export function syntheticBatch(o: SyntheticOptions, start: number, count: number
 
 /** Loads the events through EventIngest.RecordEvents in batches, `concurrency` batches at a time. */
 export async function loadSyntheticEvents(o: SyntheticOptions, batch = 5000, concurrency = 2, onProgress?: (done: number) => void): Promise<{ stored: number; seconds: number }> {
-  const client = clientFor('reporting', EventIngestClient);
   let next = 0;
   let stored = 0;
   let done = 0;
@@ -77,7 +75,7 @@ export async function loadSyntheticEvents(o: SyntheticOptions, batch = 5000, con
         const start = next;
         next += batch;
         const events = syntheticBatch(o, start, batch);
-        const res = await call<unknown, { stored: number }>('reporting', client, 'recordEvents', { events }, new Metadata(), { timeoutMs: 120_000 });
+        const res = await eventIngest.recordEvents({ events }, { timeoutMs: 120_000 });
         stored += res.stored;
         done += events.length;
         onProgress?.(done);

@@ -1,7 +1,6 @@
 import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { status as grpcStatus, type ServerWritableStream } from '@grpc/grpc-js';
-import { hasInternalToken } from '../shared/internal-token';
+import type { ServerWritableStream } from '@grpc/grpc-js';
 import {
   AccountsService,
   Mode as ProtoMode,
@@ -9,12 +8,13 @@ import {
   type ApiKey,
   type CreateAccountRequest,
   type KeyRevocation,
+  type WatchKeyRevocationsRequest,
 } from '../../proto/gen/adserver/accounts/v1/accounts';
 import type { Knex } from 'knex';
 import type { Database } from '../shared/db';
 import { formatTimestamp, schemaFor } from '../shared/db';
 import { fail } from '../shared/errors';
-import { holdSubscription, implement, type ServiceBinding } from '../shared/grpc/server';
+import { holdSubscription, implement, type ServiceBinding, type UnaryHandlers } from '../shared/grpc/server';
 import { hashPassword, verifyPassword } from '../shared/passwords';
 
 /** A hash no password matches in practice: checked when the email is unknown, so both cases cost the same. */
@@ -110,7 +110,7 @@ export function accountsBinding(db: Database, feed: ReturnType<typeof keyRevocat
     return row;
   };
 
-  const unary = implement('accounts.Accounts', {
+  const handlers: UnaryHandlers<typeof AccountsService> = {
     async createAccount(req: CreateAccountRequest) {
       const name = req.name.trim();
       if (!name || name.length > 255) throw fail.invalid([{ field: 'name', type: 'invalid_value', message: "'name' is required (1-255 characters)." }]);
@@ -273,13 +273,9 @@ export function accountsBinding(db: Database, feed: ReturnType<typeof keyRevocat
       });
       return { accountId: Number(row.id), generalLimit: row.general_limit ?? 0, reportingLimit: row.reporting_limit ?? 0 };
     },
-  });
+  };
 
-  const watchKeyRevocations = (call: ServerWritableStream<unknown, KeyRevocation>) => {
-    if (!hasInternalToken(call.metadata)) {
-      call.emit('error', { code: grpcStatus.UNAUTHENTICATED, details: 'This API is internal: the call lacks the platform internal token.' });
-      return;
-    }
+  const watchKeyRevocations = (call: ServerWritableStream<WatchKeyRevocationsRequest, KeyRevocation>) => {
     holdSubscription(call);
     const onRevoked = (keyHash: string) => call.write({ keyHash, all: false });
     const onGap = () => call.write({ keyHash: '', all: true });
@@ -294,5 +290,5 @@ export function accountsBinding(db: Database, feed: ReturnType<typeof keyRevocat
     call.on('error', done);
   };
 
-  return { definition: AccountsService, implementation: { ...unary, watchKeyRevocations } };
+  return implement('accounts.Accounts', AccountsService, handlers, { watchKeyRevocations });
 }

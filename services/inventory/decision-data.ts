@@ -12,9 +12,8 @@ import {
 import type { Json } from '../shared/catalog';
 import { envInt, envStr } from '../shared/config';
 import type { Database, Migration } from '../shared/db';
-import { hasInternalToken } from '../shared/internal-token';
 import { errorFields, log } from '../shared/log';
-import { implement, type ServiceBinding } from '../shared/grpc/server';
+import { implement, type ServiceBinding, type UnaryHandlers } from '../shared/grpc/server';
 import { tenantFromMetadata } from '../shared/tenant';
 
 /**
@@ -456,8 +455,8 @@ async function sendSnapshot(knex: Knex, send: (u: DecisionDataUpdate) => void, v
 
 /** The DecisionData gRPC API: Watch (server streaming) and GetTestData. */
 export function decisionDataBinding(db: Database, hub: DecisionChangeHub): ServiceBinding {
-  const unary = implement('inventory.DecisionData', {
-    getTestData: async (_req: unknown, call): Promise<GetTestDataResponse> => {
+  const handlers: UnaryHandlers<typeof DecisionDataService> = {
+    getTestData: async (_req, call): Promise<GetTestDataResponse> => {
       const tenant = tenantFromMetadata(call.metadata);
       if (tenant.mode !== 'test') return { entities: [] };
       const rows: ResourceRow[] = await db
@@ -468,12 +467,8 @@ export function decisionDataBinding(db: Database, hub: DecisionChangeHub): Servi
         .select('id', 'account_id', 'kind', 'mode', 'attributes', 'archived_at');
       return { entities: rows.map(toDecisionEntity).filter((e): e is DecisionEntity => !!e) };
     },
-  });
+  };
   const watch = (call: grpc.ServerWritableStream<WatchDecisionDataRequest, DecisionDataUpdate>) => {
-    if (!hasInternalToken(call.metadata)) {
-      call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'This API is internal: the call lacks the platform internal token.' });
-      return;
-    }
     // Changes arriving while the snapshot is read are held, then sent after it (upserts are idempotent).
     const held: DecisionDataUpdate[] = [];
     let live = false;
@@ -511,7 +506,7 @@ export function decisionDataBinding(db: Database, hub: DecisionChangeHub): Servi
       }
     });
   };
-  return { definition: DecisionDataService, implementation: { ...unary, watch } as grpc.UntypedServiceImplementation };
+  return implement('inventory.DecisionData', DecisionDataService, handlers, { watch });
 }
 
 /** Open Watch streams, ended on shutdown so the gRPC server can stop at once. */

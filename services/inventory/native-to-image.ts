@@ -1,7 +1,5 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
-import { Metadata } from '@grpc/grpc-js';
-import { AccountsClient, type Account } from '../../proto/gen/adserver/accounts/v1/accounts';
 import { CreativeFilesService, type CreativeFile, type GetCreativeFileRequest } from '../../proto/gen/adserver/inventory/v1/creative_files';
 import {
   AdItemTasksService,
@@ -16,7 +14,7 @@ import type { Database } from '../shared/db';
 import { formatTimestamp } from '../shared/db';
 import { fail } from '../shared/errors';
 import { checkSameRequest, idempotencyFromMetadata, isKeyTaken } from '../shared/idempotency';
-import { call, clientFor } from '../shared/grpc/client';
+import { accounts } from '../shared/grpc/clients';
 import { implement, type ServiceBinding } from '../shared/grpc/server';
 import { errorFields, log } from '../shared/log';
 import { escapeXml, renderTemplate } from '../shared/native-template';
@@ -115,7 +113,7 @@ export function renderSvg(html: string, width: number, height: number): string {
 
 
 async function accountFeatures(accountId: number): Promise<string[]> {
-  const account = await call<unknown, Account>('accounts', clientFor('accounts', AccountsClient), 'getAccount', { id: accountId }, new Metadata(), { idempotent: true });
+  const account = await accounts.getAccount({ id: accountId }, { idempotent: true });
   return account.features ?? [];
 }
 
@@ -125,68 +123,65 @@ export function adItemTasksBinding(db: Database, store: ResourceStore): ServiceB
   const scoped = (t: Tenant) => knex<TaskRow>('native_to_image_tasks').where({ account_id: t.accountId, mode: t.mode });
   const delayMs = () => envInt('NATIVE_TO_IMAGE_DELAY_MS', 0);
 
-  return {
-    definition: AdItemTasksService,
-    implementation: implement('inventory.AdItemTasks', {
-      async scheduleNativeToImage(req: ScheduleNativeToImageRequest, c) {
-        const t = tenantFromMetadata(c.metadata);
-        const idem = idempotencyFromMetadata(c.metadata);
-        // The task a request with this Idempotency-Key scheduled, if any (the key is stored with the task).
-        const scheduledWith = async (): Promise<NativeToImageTask | undefined> => {
-          if (!idem) return undefined;
-          const prior = await scoped(t).andWhere('idempotency_key', idem.key).first();
-          if (!prior) return undefined;
-          checkSameRequest(prior as unknown as { idempotency_fingerprint: string | null }, idem);
-          return { ...toTask(prior), replayed: true };
-        };
-        const prior = await scheduledWith();
-        if (prior) return prior;
-        if (!(await accountFeatures(t.accountId)).includes(NATIVE_TO_IMAGE_FEATURE)) {
-          throw fail.permissionDenied("The 'Native Ad to Image' feature (native-to-image) is not enabled on this account.", 'feature_not_enabled_error');
-        }
-        const errors: ParameterError[] = [];
-        const size = parseSize(req.size);
-        if (!req.size) errors.push({ field: 'size', type: 'missing_field', message: "'size' is required, in the form {width}x{height}, for example 300x250." });
-        else if (!size) errors.push({ field: 'size', type: 'invalid_value', message: `'size' ${sizeProblem(req.size)}.` });
-        if (req.name.length > 255) errors.push({ field: 'name', type: 'invalid_value', message: "'name' must be at most 255 characters long." });
-        if (!req.mediaGroup) errors.push({ field: 'media_group', type: 'missing_field', message: "'media_group' is required: the id of the media group to store the image in." });
-        else if (!(await store.exists(t, getKind('media_group'), req.mediaGroup))) {
-          errors.push({ field: 'media_group', type: 'invalid_reference', message: `'media_group' refers to media group ${req.mediaGroup}, which does not exist.` });
-        }
-        if (errors.length) throw fail.invalid(errors);
-        const item = await store.get(t, 'native_ad_item', req.nativeAdItem);
-        if (!item.attributes?.template) throw fail.notModifiable(`Native ad item ${req.nativeAdItem} has no template to render.`);
-        const [row] = await knex<TaskRow>('native_to_image_tasks')
-          .insert({
-            account_id: t.accountId,
-            mode: t.mode,
-            native_ad_item: req.nativeAdItem,
-            media_group: req.mediaGroup,
-            width: size!.width,
-            height: size!.height,
-            name: req.name || null,
-            not_before: knex.raw(`now() + (? * interval '1 millisecond')`, [delayMs()]) as never,
-            idempotency_key: idem?.key ?? null,
-            idempotency_fingerprint: idem?.fingerprint ?? null,
-          } as never)
-          .returning('*')
-          .catch(async (err) => {
-            // A concurrent request with the same key scheduled its task first.
-            if (isKeyTaken(err, 'native_to_image_tasks')) return [];
-            throw err;
-          });
-        if (!row) return (await scheduledWith())!;
-        return toTask(row);
-      },
+  return implement('inventory.AdItemTasks', AdItemTasksService, {
+    async scheduleNativeToImage(req: ScheduleNativeToImageRequest, c) {
+      const t = tenantFromMetadata(c.metadata);
+      const idem = idempotencyFromMetadata(c.metadata);
+      // The task a request with this Idempotency-Key scheduled, if any (the key is stored with the task).
+      const scheduledWith = async (): Promise<NativeToImageTask | undefined> => {
+        if (!idem) return undefined;
+        const prior = await scoped(t).andWhere('idempotency_key', idem.key).first();
+        if (!prior) return undefined;
+        checkSameRequest(prior as unknown as { idempotency_fingerprint: string | null }, idem);
+        return { ...toTask(prior), replayed: true };
+      };
+      const prior = await scheduledWith();
+      if (prior) return prior;
+      if (!(await accountFeatures(t.accountId)).includes(NATIVE_TO_IMAGE_FEATURE)) {
+        throw fail.permissionDenied("The 'Native Ad to Image' feature (native-to-image) is not enabled on this account.", 'feature_not_enabled_error');
+      }
+      const errors: ParameterError[] = [];
+      const size = parseSize(req.size);
+      if (!req.size) errors.push({ field: 'size', type: 'missing_field', message: "'size' is required, in the form {width}x{height}, for example 300x250." });
+      else if (!size) errors.push({ field: 'size', type: 'invalid_value', message: `'size' ${sizeProblem(req.size)}.` });
+      if (req.name.length > 255) errors.push({ field: 'name', type: 'invalid_value', message: "'name' must be at most 255 characters long." });
+      if (!req.mediaGroup) errors.push({ field: 'media_group', type: 'missing_field', message: "'media_group' is required: the id of the media group to store the image in." });
+      else if (!(await store.exists(t, getKind('media_group'), req.mediaGroup))) {
+        errors.push({ field: 'media_group', type: 'invalid_reference', message: `'media_group' refers to media group ${req.mediaGroup}, which does not exist.` });
+      }
+      if (errors.length) throw fail.invalid(errors);
+      const item = await store.get(t, 'native_ad_item', req.nativeAdItem);
+      if (!item.attributes?.template) throw fail.notModifiable(`Native ad item ${req.nativeAdItem} has no template to render.`);
+      const [row] = await knex<TaskRow>('native_to_image_tasks')
+        .insert({
+          account_id: t.accountId,
+          mode: t.mode,
+          native_ad_item: req.nativeAdItem,
+          media_group: req.mediaGroup,
+          width: size!.width,
+          height: size!.height,
+          name: req.name || null,
+          not_before: knex.raw(`now() + (? * interval '1 millisecond')`, [delayMs()]) as never,
+          idempotency_key: idem?.key ?? null,
+          idempotency_fingerprint: idem?.fingerprint ?? null,
+        } as never)
+        .returning('*')
+        .catch(async (err) => {
+          // A concurrent request with the same key scheduled its task first.
+          if (isKeyTaken(err, 'native_to_image_tasks')) return [];
+          throw err;
+        });
+      if (!row) return (await scheduledWith())!;
+      return toTask(row);
+    },
 
-      async getNativeToImageTask(req: GetNativeToImageTaskRequest, c) {
-        const t = tenantFromMetadata(c.metadata);
-        const row = await scoped(t).andWhere({ id: req.id }).first();
-        if (!row) throw fail.notFound('native-to-image task', req.id);
-        return toTask(row);
-      },
-    }),
-  };
+    async getNativeToImageTask(req: GetNativeToImageTaskRequest, c) {
+      const t = tenantFromMetadata(c.metadata);
+      const row = await scoped(t).andWhere({ id: req.id }).first();
+      if (!row) throw fail.notFound('native-to-image task', req.id);
+      return toTask(row);
+    },
+  });
 }
 
 /**
@@ -285,16 +280,13 @@ export async function startNativeToImageWorker(db: Database, store: ResourceStor
 
 /** CreativeFiles: the bytes behind the `file_url` of creatives the platform made. */
 export function creativeFilesBinding(db: Database): ServiceBinding {
-  return {
-    definition: CreativeFilesService,
-    implementation: implement('inventory.CreativeFiles', {
-      async getCreativeFile(req: GetCreativeFileRequest): Promise<CreativeFile> {
-        const row = typeof req.name === 'string' && /^[A-Za-z0-9._-]{1,96}$/.test(req.name) ? await db.knex('creative_files').where({ name: req.name }).first() : undefined;
-        if (!row) throw fail.notFound('creative file', req.name.slice(0, 96));
-        return { name: row.name, contentType: row.content_type, body: row.body, etag: row.etag };
-      },
-    }),
-  };
+  return implement('inventory.CreativeFiles', CreativeFilesService, {
+    async getCreativeFile(req: GetCreativeFileRequest): Promise<CreativeFile> {
+      const row = typeof req.name === 'string' && /^[A-Za-z0-9._-]{1,96}$/.test(req.name) ? await db.knex('creative_files').where({ name: req.name }).first() : undefined;
+      if (!row) throw fail.notFound('creative file', req.name.slice(0, 96));
+      return { name: row.name, contentType: row.content_type, body: row.body, etag: row.etag };
+    },
+  });
 }
 
 /**

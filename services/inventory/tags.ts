@@ -78,40 +78,37 @@ function zoneTags(z: ZoneInfo, req: GetZoneTagsRequest, types: readonly TagType[
 
 /** The Tags gRPC API: zone tags and conversion tags of this service's resources. */
 export function tagsBinding(store: ResourceStore): ServiceBinding {
-  return {
-    definition: TagsService,
-    implementation: implement('inventory.Tags', {
-      getZoneTags: async (req: GetZoneTagsRequest, call): Promise<GetZoneTagsResponse> => {
-        const tenant = tenantFromMetadata(call.metadata);
-        if (!ZONE_KINDS.has(req.kind)) throw fail.badRequest(`A ${req.kind} has no zone tags.`);
-        const errors: ParameterError[] = [];
-        const types = req.types.length ? req.types : [...ZONE_TAG_TYPES];
-        const unknown = types.filter((t) => !(ZONE_TAG_TYPES as readonly string[]).includes(t));
-        if (unknown.length) {
-          errors.push({ field: 'type', type: 'invalid_value', message: `'type' names '${unknown[0].slice(0, 32)}'; it must be one or more of: ${ZONE_TAG_TYPES.join(', ')}.` });
-        }
-        checkCommon(req.protocol, errors);
-        checkMacro('click', req.click, errors);
-        checkMacro('extra', req.extra, errors);
-        if (errors.length) throw fail.invalid(errors);
-        const zone = await store.get(tenant, req.kind, req.id);
-        const a = zone.attributes ?? {};
-        const info: ZoneInfo = { tenant, kind: req.kind, id: req.id, width: Number(a.width ?? 0), height: Number(a.height ?? 0) };
-        const tags = zoneTags(info, req, [...new Set(types)] as TagType[]);
-        // An email zone is read in mail clients, which run no script: its tag is the linked image.
-        if (req.kind === 'email_zone') tags.email = zoneTags(info, req, ['image']).image;
-        return { tags };
-      },
-      getConversionTag: async (req: GetConversionTagRequest, call): Promise<GetConversionTagResponse> => {
-        const tenant = tenantFromMetadata(call.metadata);
-        const errors: ParameterError[] = [];
-        checkCommon(req.protocol, errors);
-        if (errors.length) throw fail.invalid(errors);
-        await store.get(tenant, req.kind, req.id);
-        // Test-mode tags say so: test traffic never reaches the ad-serving infrastructure.
-        const src = `${serveBaseUrl((req.protocol || 'https') as 'http' | 'https')}/serve/conversion?account=${tenant.accountId}&type=${req.kind}&id=${req.id}${tenant.mode === 'test' ? '&test=1' : ''}`;
-        return { src, html: `<img src="${attr(src)}" height="1" width="1" border="0" style="display:none" alt="" />` };
-      },
-    }),
-  };
+  return implement('inventory.Tags', TagsService, {
+    getZoneTags: async (req: GetZoneTagsRequest, call): Promise<GetZoneTagsResponse> => {
+      const tenant = tenantFromMetadata(call.metadata);
+      if (!ZONE_KINDS.has(req.kind)) throw fail.badRequest(`A ${req.kind} has no zone tags.`);
+      const errors: ParameterError[] = [];
+      const types = req.types.length ? req.types : [...ZONE_TAG_TYPES];
+      const unknown = types.filter((t) => !(ZONE_TAG_TYPES as readonly string[]).includes(t));
+      if (unknown.length) {
+        errors.push({ field: 'type', type: 'invalid_value', message: `'type' names '${unknown[0].slice(0, 32)}'; it must be one or more of: ${ZONE_TAG_TYPES.join(', ')}.` });
+      }
+      checkCommon(req.protocol, errors);
+      checkMacro('click', req.click, errors);
+      checkMacro('extra', req.extra, errors);
+      if (errors.length) throw fail.invalid(errors);
+      const zone = await store.get(tenant, req.kind, req.id);
+      const a = zone.attributes ?? {};
+      const info: ZoneInfo = { tenant, kind: req.kind, id: req.id, width: Number(a.width ?? 0), height: Number(a.height ?? 0) };
+      const tags = zoneTags(info, req, [...new Set(types)] as TagType[]);
+      // An email zone is read in mail clients, which run no script: its tag is the linked image.
+      if (req.kind === 'email_zone') tags.email = zoneTags(info, req, ['image']).image;
+      return { tags };
+    },
+    getConversionTag: async (req: GetConversionTagRequest, call): Promise<GetConversionTagResponse> => {
+      const tenant = tenantFromMetadata(call.metadata);
+      const errors: ParameterError[] = [];
+      checkCommon(req.protocol, errors);
+      if (errors.length) throw fail.invalid(errors);
+      await store.get(tenant, req.kind, req.id);
+      // Test-mode tags say so: test traffic never reaches the ad-serving infrastructure.
+      const src = `${serveBaseUrl((req.protocol || 'https') as 'http' | 'https')}/serve/conversion?account=${tenant.accountId}&type=${req.kind}&id=${req.id}${tenant.mode === 'test' ? '&test=1' : ''}`;
+      return { src, html: `<img src="${attr(src)}" height="1" width="1" border="0" style="display:none" alt="" />` };
+    },
+  });
 }

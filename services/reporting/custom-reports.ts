@@ -186,49 +186,46 @@ export function customReportsBinding(knex: Knex): ServiceBinding {
     if (!a || a.report_configuration !== configuration) throw fail.notFound('report configuration schedule', id);
     return a;
   };
-  return {
-    definition: CustomReportsService,
-    implementation: implement('CustomReports', {
-      async generate(req: GenerateRequest, call): Promise<GeneratedReport> {
-        const t = tenantOf(call);
-        const a = await requireConfiguration(t, req.configuration, req.vast);
-        const [row] = await knex('generated_reports')
-          .insert({ account_id: t.accountId, mode: t.mode, configuration_id: req.configuration, name: String(a.name) })
-          .returning('*');
-        return toGenerated(row, false);
-      },
-      async listGenerated(req: ListGeneratedRequest, call): Promise<GeneratedReportList> {
-        const t = tenantOf(call);
-        if (req.limit < 1 || req.limit > MAX_PAGE || req.offset < 0) throw fail.badRequest(`limit must be 1-${MAX_PAGE} and offset non-negative.`);
-        if (req.configuration) await requireConfiguration(t, req.configuration, req.vast);
-        if (req.schedule) await requireSchedule(t, req.configuration, req.schedule, req.vast);
-        const qb = knex('generated_reports')
-          .where({ 'generated_reports.account_id': t.accountId, 'generated_reports.mode': t.mode })
-          .select('generated_reports.*')
-          .join('resources', 'resources.id', 'generated_reports.configuration_id')
-          .where('resources.kind', configKind(req.vast))
-          .orderBy('generated_reports.id')
-          .limit(req.limit + 1)
-          .offset(req.offset);
-        if (req.configuration) qb.where('generated_reports.configuration_id', req.configuration);
-        if (req.schedule) qb.where('generated_reports.schedule_id', req.schedule);
-        if (req.ids.length) qb.whereIn('generated_reports.id', req.ids);
-        const rows: GeneratedRow[] = await qb;
-        return { items: rows.slice(0, req.limit).map((r) => toGenerated(r, false)), hasMore: rows.length > req.limit };
-      },
-      async getGenerated(req: GetGeneratedRequest, call): Promise<GeneratedReport> {
-        const t = tenantOf(call);
-        await requireConfiguration(t, req.configuration, req.vast);
-        let display: Record<string, boolean> | undefined;
-        if (req.schedule) display = (await requireSchedule(t, req.configuration, req.schedule, req.vast)).display_as as Record<string, boolean>;
-        const qb = scoped(t).where({ id: req.id, configuration_id: req.configuration });
-        if (req.schedule) qb.where({ schedule_id: req.schedule });
-        const row: GeneratedRow | undefined = await qb.first();
-        if (!row) throw fail.notFound('generated report', req.id);
-        return toGenerated(row, true, display);
-      },
-    }),
-  };
+  return implement('CustomReports', CustomReportsService, {
+    async generate(req: GenerateRequest, call): Promise<GeneratedReport> {
+      const t = tenantOf(call);
+      const a = await requireConfiguration(t, req.configuration, req.vast);
+      const [row] = await knex('generated_reports')
+        .insert({ account_id: t.accountId, mode: t.mode, configuration_id: req.configuration, name: String(a.name) })
+        .returning('*');
+      return toGenerated(row, false);
+    },
+    async listGenerated(req: ListGeneratedRequest, call): Promise<GeneratedReportList> {
+      const t = tenantOf(call);
+      if (req.limit < 1 || req.limit > MAX_PAGE || req.offset < 0) throw fail.badRequest(`limit must be 1-${MAX_PAGE} and offset non-negative.`);
+      if (req.configuration) await requireConfiguration(t, req.configuration, req.vast);
+      if (req.schedule) await requireSchedule(t, req.configuration, req.schedule, req.vast);
+      const qb = knex('generated_reports')
+        .where({ 'generated_reports.account_id': t.accountId, 'generated_reports.mode': t.mode })
+        .select('generated_reports.*')
+        .join('resources', 'resources.id', 'generated_reports.configuration_id')
+        .where('resources.kind', configKind(req.vast))
+        .orderBy('generated_reports.id')
+        .limit(req.limit + 1)
+        .offset(req.offset);
+      if (req.configuration) qb.where('generated_reports.configuration_id', req.configuration);
+      if (req.schedule) qb.where('generated_reports.schedule_id', req.schedule);
+      if (req.ids.length) qb.whereIn('generated_reports.id', req.ids);
+      const rows: GeneratedRow[] = await qb;
+      return { items: rows.slice(0, req.limit).map((r) => toGenerated(r, false)), hasMore: rows.length > req.limit };
+    },
+    async getGenerated(req: GetGeneratedRequest, call): Promise<GeneratedReport> {
+      const t = tenantOf(call);
+      await requireConfiguration(t, req.configuration, req.vast);
+      let display: Record<string, boolean> | undefined;
+      if (req.schedule) display = (await requireSchedule(t, req.configuration, req.schedule, req.vast)).display_as as Record<string, boolean>;
+      const qb = scoped(t).where({ id: req.id, configuration_id: req.configuration });
+      if (req.schedule) qb.where({ schedule_id: req.schedule });
+      const row: GeneratedRow | undefined = await qb.first();
+      if (!row) throw fail.notFound('generated report', req.id);
+      return toGenerated(row, true, display);
+    },
+  });
 }
 
 /**

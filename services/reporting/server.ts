@@ -26,41 +26,35 @@ export const reportingService: ServiceSpec = {
   hooks: customReportHooks,
   bindings: (db) => [
     customReportsBinding(db.knex),
-    {
-      definition: EventIngestService,
-      implementation: implement('EventIngest', {
-        /** A whole batch is refused when any event is malformed (the caller's bug), so nothing is half-stored. */
-        async recordEvents(req: RecordEventsRequest): Promise<RecordEventsResponse> {
-          if (req.events.length > MAX_BATCH) throw fail.badRequest(`A batch holds at most ${MAX_BATCH} events; this one holds ${req.events.length}.`);
-          const problems = batchProblems(req.events);
-          if (problems.length) throw fail.invalid(problems);
-          return { stored: await recordEvents(db.knex, req.events) };
-        },
-      }),
-    },
-    {
-      definition: ReportsService,
-      implementation: implement('Reports', {
-        async getReport(req: ReportQuery, call): Promise<Report> {
-          return buildReport(db.knex, tenantOf(call), parseReportQuery(req));
-        },
-        async getGeoSummary(req: ReportQuery, call): Promise<Report> {
-          return buildGeoSummary(db.knex, tenantOf(call), parseReportQuery(req, { periodRequired: false }));
-        },
-        async listEventDetails(req: EventDetailsQuery, call): Promise<EventDetailsPage> {
-          if (req.kind !== 'click' && req.kind !== 'conversion') throw fail.badRequest("kind must be 'click' or 'conversion'.");
-          if (req.limit < 1 || req.limit > 100 || req.offset < 0) throw fail.badRequest('limit must be 1-100 and offset non-negative.');
-          return listEventDetails(db.knex, tenantOf(call), req);
-        },
-        async exportEventLog(req: EventLogQuery, call): Promise<EventLogExport> {
-          return exportEventLog(db.knex, tenantOf(call), req);
-        },
-        /** An operator call (admin CLI): it spans every account, so it carries no tenant. */
-        async rebuildRollups(req: RebuildRollupsRequest): Promise<RebuildRollupsResponse> {
-          return rebuildRollups(db.knex, req);
-        },
-      }),
-    },
+    implement('EventIngest', EventIngestService, {
+      /** A whole batch is refused when any event is malformed (the caller's bug), so nothing is half-stored. */
+      async recordEvents(req: RecordEventsRequest): Promise<RecordEventsResponse> {
+        if (req.events.length > MAX_BATCH) throw fail.badRequest(`A batch holds at most ${MAX_BATCH} events; this one holds ${req.events.length}.`);
+        const problems = batchProblems(req.events);
+        if (problems.length) throw fail.invalid(problems);
+        return { stored: await recordEvents(db.knex, req.events) };
+      },
+    }),
+    implement('Reports', ReportsService, {
+      async getReport(req: ReportQuery, call): Promise<Report> {
+        return buildReport(db.knex, tenantOf(call), parseReportQuery(req));
+      },
+      async getGeoSummary(req: ReportQuery, call): Promise<Report> {
+        return buildGeoSummary(db.knex, tenantOf(call), parseReportQuery(req, { periodRequired: false }));
+      },
+      async listEventDetails(req: EventDetailsQuery, call): Promise<EventDetailsPage> {
+        if (req.kind !== 'click' && req.kind !== 'conversion') throw fail.badRequest("kind must be 'click' or 'conversion'.");
+        if (req.limit < 1 || req.limit > 100 || req.offset < 0) throw fail.badRequest('limit must be 1-100 and offset non-negative.');
+        return listEventDetails(db.knex, tenantOf(call), req);
+      },
+      async exportEventLog(req: EventLogQuery, call): Promise<EventLogExport> {
+        return exportEventLog(db.knex, tenantOf(call), req);
+      },
+      /** An operator call (admin CLI): it spans every account, so it carries no tenant. */
+      async rebuildRollups(req: RebuildRollupsRequest): Promise<RebuildRollupsResponse> {
+        return rebuildRollups(db.knex, req);
+      },
+    }),
   ],
   /**
    * Report generation (schedules and queued results, lease-claimed), the raw-event retention sweep (lease-claimed, one replica at a time) and, with REDIS_URL, the

@@ -497,13 +497,10 @@ export function selfserveBinding(db: Database, store: ResourceStore): ServiceBin
     return store.get(t, 'order', orderId);
   }
 
-  return {
-    definition: SelfServeService,
-    implementation: implement('selfserve.SelfServe', {
-      addFunds: async (req: AddFundsRequest, c) => addFunds(tenantFromMetadata(c.metadata), req, idempotencyFromMetadata(c.metadata)),
-      placeOrder: async (req: PlaceOrderRequest, c) => placeOrder(tenantFromMetadata(c.metadata), req, idempotencyFromMetadata(c.metadata)),
-      listWalletTransactions: async (req: ListWalletRequest, c) => listTransactions(tenantFromMetadata(c.metadata), req),
-      listWalletNotices: async (req: ListWalletRequest, c) => listNotices(tenantFromMetadata(c.metadata), req),
-    }),
-  };
+  return implement('selfserve.SelfServe', SelfServeService, {
+    addFunds: async (req: AddFundsRequest, c) => addFunds(tenantFromMetadata(c.metadata), req, idempotencyFromMetadata(c.metadata)),
+    placeOrder: async (req: PlaceOrderRequest, c) => placeOrder(tenantFromMetadata(c.metadata), req, idempotencyFromMetadata(c.metadata)),
+    listWalletTransactions: async (req: ListWalletRequest, c) => listTransactions(tenantFromMetadata(c.metadata), req),
+    listWalletNotices: async (req: ListWalletRequest, c) => listNotices(tenantFromMetadata(c.metadata), req),
+  });
 }

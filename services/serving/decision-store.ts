@@ -5,9 +5,7 @@ import {
   type DecisionEntity,
   type DecisionEntityRef,
 } from '../../proto/gen/adserver/inventory/v1/decision_data';
-import { serviceAddress } from '../shared/config';
-import { channelOptions } from '../shared/grpc/client';
-import { withInternalToken } from '../shared/internal-token';
+import { openStream } from '../shared/grpc/client';
 import { log } from '../shared/log';
 import { parseDataKeyLogic, type DataKeyLogic } from '../shared/targeting-rules';
 import { parseKeywords, type KeywordRule } from './targeting/keywords';
@@ -304,7 +302,6 @@ export { ZONE_KINDS, AD_ITEM_KINDS };
  * stream it reconnects (resuming from the last version) and meanwhile keeps serving what it holds.
  */
 export class DecisionFeed {
-  private client?: DecisionDataClient;
   private stream?: grpc.ClientReadableStream<DecisionDataUpdate>;
   private version = 0;
   private stopped = false;
@@ -315,19 +312,15 @@ export class DecisionFeed {
   synced = false;
   lastUpdateAt = 0;
 
-  constructor(
-    readonly data: { current: DecisionData },
-    private readonly address = serviceAddress('inventory'),
-  ) {}
+  constructor(readonly data: { current: DecisionData }) {}
 
   start(): void {
-    this.client = new DecisionDataClient(this.address, grpc.credentials.createInsecure(), channelOptions);
     this.connect();
   }
 
   private connect(): void {
-    if (this.stopped || !this.client) return;
-    const stream = this.client.watch({ resumeAfter: this.version }, withInternalToken(new grpc.Metadata()));
+    if (this.stopped) return;
+    const stream = openStream('inventory', DecisionDataClient, 'watch', { resumeAfter: this.version });
     this.stream = stream;
     stream.on('data', (u: DecisionDataUpdate) => this.onUpdate(u));
     const again = (why: string) => {
@@ -339,7 +332,7 @@ export class DecisionFeed {
       if (this.failures++ === 0) log.warn('decision data stream ended; serving what is held and reconnecting', { reason: why, version: this.version });
       this.retryTimer = setTimeout(() => this.connect(), 500);
     };
-    stream.on('error', (err) => again((err as Error).message));
+    stream.on('error', (err: Error) => again(err.message));
     stream.on('end', () => again('end'));
   }
 
@@ -366,7 +359,6 @@ export class DecisionFeed {
     this.stopped = true;
     clearTimeout(this.retryTimer);
     this.stream?.cancel();
-    this.client?.close();
   }
 
   /** For logs and health: whether a stream is open. */

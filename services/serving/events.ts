@@ -1,11 +1,10 @@
-import * as grpc from '@grpc/grpc-js';
 import Redis from 'ioredis';
 import { Counter, Gauge } from 'prom-client';
 import { registry } from '../shared/metrics';
-import { EventIngestClient, EventKind, RecordEventsRequest, ServingEvent, type RecordEventsResponse } from '../../proto/gen/adserver/reporting/v1/events';
-import { envInt, envStr, serviceAddress } from '../shared/config';
-import { channelOptions } from '../shared/grpc/client';
-import { withInternalToken } from '../shared/internal-token';
+import { EventKind, RecordEventsRequest, ServingEvent } from '../../proto/gen/adserver/reporting/v1/events';
+import { envInt, envStr } from '../shared/config';
+import { closeClients } from '../shared/grpc/client';
+import { eventIngest } from '../shared/grpc/clients';
 import { errorFields, log } from '../shared/log';
 import type { Decision } from './tracking';
 
@@ -100,18 +99,12 @@ function redisTransport(url: string): Transport {
 }
 
 function grpcTransport(): Transport {
-  const client = new EventIngestClient(serviceAddress('reporting'), grpc.credentials.createInsecure(), channelOptions);
-  const deadlineMs = envInt('GRPC_DEADLINE_MS', 5000);
   return {
     name: 'grpc',
-    send: (batch) =>
-      new Promise((resolve, reject) =>
-        client.recordEvents({ events: batch }, withInternalToken(new grpc.Metadata()), { deadline: Date.now() + deadlineMs }, (err: grpc.ServiceError | null, _res: RecordEventsResponse) =>
-          err ? reject(err) : resolve(),
-        ),
-      ),
+    // Not retried here: a failed batch stays buffered and the sink sends it again.
+    send: async (batch) => void (await eventIngest.recordEvents({ events: batch })),
     async close() {
-      client.close();
+      closeClients();
     },
   };
 }

@@ -129,23 +129,20 @@ export class ResourceStore {
 
   binding(): ServiceBinding {
     const md = (c: { metadata: Metadata }) => c.metadata;
-    return {
-      definition: ResourcesService,
-      implementation: implement(`${this.service}.Resources`, {
-        create: async (req: { kind: string; attributes?: Attributes; origin: string }, c) =>
-          this.create(tenantFromMetadata(md(c)), req.kind, req.attributes ?? {}, req.origin || null, idempotencyFromMetadata(md(c))),
-        get: async (req: { kind: string; id: number; archived: boolean }, c) => this.get(tenantFromMetadata(md(c)), req.kind, req.id, req.archived),
-        update: async (req: { kind: string; id: number; attributes?: Attributes }, c) =>
-          this.update(tenantFromMetadata(md(c)), req.kind, req.id, req.attributes ?? {}),
-        delete: async (req: { kind: string; id: number }, c) => this.delete(tenantFromMetadata(md(c)), req.kind, req.id),
-        list: async (req: ListRequest, c) => this.list(tenantFromMetadata(md(c)), req),
-        archive: async (req: { kind: string; id: number }, c) => ({ archived: await this.archive(tenantFromMetadata(md(c)), req.kind, req.id) }),
-        unarchive: async (req: { kind: string; id: number; include: string[] }, c) => this.unarchive(tenantFromMetadata(md(c)), req.kind, req.id, req.include),
-        cascadeArchive: async (req: CascadeRequest, c) => this.cascadeArchive(tenantFromMetadata(md(c)), req),
-        cascadeUnarchive: async (req: CascadeRequest, c) => this.cascadeUnarchive(tenantFromMetadata(md(c)), req),
-        cascadeDelete: async (req: CascadeRequest, c) => this.cascadeDelete(tenantFromMetadata(md(c)), req),
-      }),
-    };
+    return implement(`${this.service}.Resources`, ResourcesService, {
+      create: async (req: { kind: string; attributes?: Attributes; origin: string }, c) =>
+        this.create(tenantFromMetadata(md(c)), req.kind, req.attributes ?? {}, req.origin || null, idempotencyFromMetadata(md(c))),
+      get: async (req: { kind: string; id: number; archived: boolean }, c) => this.get(tenantFromMetadata(md(c)), req.kind, req.id, req.archived),
+      update: async (req: { kind: string; id: number; attributes?: Attributes }, c) =>
+        this.update(tenantFromMetadata(md(c)), req.kind, req.id, req.attributes ?? {}),
+      delete: async (req: { kind: string; id: number }, c) => this.delete(tenantFromMetadata(md(c)), req.kind, req.id),
+      list: async (req: ListRequest, c) => this.list(tenantFromMetadata(md(c)), req),
+      archive: async (req: { kind: string; id: number }, c) => ({ archived: await this.archive(tenantFromMetadata(md(c)), req.kind, req.id) }),
+      unarchive: async (req: { kind: string; id: number; include: string[] }, c) => this.unarchive(tenantFromMetadata(md(c)), req.kind, req.id, req.include),
+      cascadeArchive: async (req: CascadeRequest, c) => this.cascadeArchive(tenantFromMetadata(md(c)), req),
+      cascadeUnarchive: async (req: CascadeRequest, c) => this.cascadeUnarchive(tenantFromMetadata(md(c)), req),
+      cascadeDelete: async (req: CascadeRequest, c) => this.cascadeDelete(tenantFromMetadata(md(c)), req),
+    });
   }
 
   private own(kindName: string): ResourceKind {

@@ -1,12 +1,12 @@
 import type { Request, Response, Router } from 'express';
 import {
-  AdItemTasksClient,
   type NativeToImageTask,
 } from '../../../proto/gen/adserver/inventory/v1/tasks';
 import { ctxOf } from '../../context';
 import { ApiError, methodNotSupported } from '../../errors';
 import { markReplayed } from '../../idempotency';
-import { callService } from '../backend';
+import { asCaller } from '../backend';
+import { adItemTasks } from '../../../services/shared/grpc/clients';
 import { actionBody, parseId } from '../params';
 import type { FieldSpec } from '../../../services/shared/catalog';
 import { documentedRoute } from '../route-docs';
@@ -69,12 +69,12 @@ export const adItemActions: ActionModule = (router: Router) => {
       throw new ApiError(403, 'feature_not_enabled_error', "The 'Native Ad to Image' feature (native-to-image) is not enabled on this account.");
     }
     const body = actionBody(req, 'a to-image request', toImageBody);
-    const task = await callService<NativeToImageTask>(ctx, 'inventory', AdItemTasksClient, 'scheduleNativeToImage', {
+    const task = await asCaller(ctx, (metadata) => adItemTasks.scheduleNativeToImage({
       nativeAdItem: id,
       mediaGroup: body.media_group,
       size: body.size,
       name: body.name ?? '',
-    }, { keyed: true });
+    }, { metadata }), { keyed: true });
     markReplayed(res, task.replayed);
     res.json({ data: { status: 'success', task: task.id, task_url: `${TASKS_PATH}/${task.id}` } });
   });
@@ -99,7 +99,7 @@ export const adItemActions: ActionModule = (router: Router) => {
   }, async (req: Request, res: Response) => {
     const ctx = ctxOf(res);
     const id = parseId(req.params.task as string, 'native-to-image task');
-    const task = await callService<NativeToImageTask>(ctx, 'inventory', AdItemTasksClient, 'getNativeToImageTask', { id }, { idempotent: true });
+    const task = await asCaller(ctx, (metadata) => adItemTasks.getNativeToImageTask({ id }, { idempotent: true, metadata }));
     res.json(scheduledTask(task));
   });
   router.all(`${TASKS_PATH}/:task`, methodNotSupported);

@@ -1,8 +1,9 @@
 import type { NextFunction, Request, Response, Router } from 'express';
-import { CustomReportsClient, type GeneratedReport, type GeneratedReportList } from '../../../proto/gen/adserver/reporting/v1/custom_reports';
+import type { GeneratedReport } from '../../../proto/gen/adserver/reporting/v1/custom_reports';
 import { ctxOf } from '../../context';
 import { apiErrors, methodNotSupported } from '../../errors';
-import { callService } from '../backend';
+import { asCaller } from '../backend';
+import { customReports } from '../../../services/shared/grpc/clients';
 import { parseId, parseListParams } from '../params';
 import { documentedRoute } from '../route-docs';
 import { reportOut } from './reports';
@@ -52,7 +53,7 @@ export function customReportActions(router: Router): void {
     const listQuery = { limit: { type: 'integer', min: 1, max: 100 }, offset: { type: 'integer', min: 0 }, id: { type: 'string', description: 'Comma-separated ids.' } } as const;
     documentedRoute(router, { method: 'post', path: `${base}/:id/generate`, summary: 'Queue a generation of a report configuration', tag, pathParams: ids, response: { schema: generated } }, async (req, res) => {
       const configuration = parseId(req.params.id as string, 'report configuration');
-      const g = await callService<GeneratedReport>(ctxOf(res), 'reporting', CustomReportsClient, 'generate', { configuration, vast });
+      const g = await asCaller(ctxOf(res), (metadata) => customReports.generate({ configuration, vast }, { metadata }));
       res.json(generatedOut(g, base, false));
     });
     const list = (withConfiguration: boolean, withSchedule: boolean) => async (req: Request, res: Response) => {
@@ -60,20 +61,20 @@ export function customReportActions(router: Router): void {
       for (const name of Object.keys(req.query)) {
         if (!['limit', 'offset', 'id'].includes(name)) throw apiErrors.invalid([{ field: name, type: 'unknown_field', message: `'${name.slice(0, 64)}' is not a parameter of this list; use limit, offset or id.` }]);
       }
-      const list = await callService<GeneratedReportList>(ctxOf(res), 'reporting', CustomReportsClient, 'listGenerated', {
+      const list = await asCaller(ctxOf(res), (metadata) => customReports.listGenerated({
         configuration: withConfiguration ? parseId(req.params.id as string, 'report configuration') : 0,
         schedule: withSchedule ? parseId(req.params.sid as string, 'report configuration schedule') : 0,
         vast, limit: lp.limit, offset: lp.offset, ids: lp.ids,
-      }, { idempotent: true });
+      }, { idempotent: true, metadata }));
       res.json({ object: 'list', has_more: list.hasMore, limit: lp.limit, offset: lp.offset, url: req.path, data: list.items.map((g) => generatedOut(g, base, false)) });
     };
     const one = (withSchedule: boolean) => async (req: Request, res: Response) => {
-      const g = await callService<GeneratedReport>(ctxOf(res), 'reporting', CustomReportsClient, 'getGenerated', {
+      const g = await asCaller(ctxOf(res), (metadata) => customReports.getGenerated({
         configuration: parseId(req.params.id as string, 'report configuration'),
         schedule: withSchedule ? parseId(req.params.sid as string, 'report configuration schedule') : 0,
         id: parseId(req.params.gid as string, 'generated report'),
         vast,
-      }, { idempotent: true });
+      }, { idempotent: true, metadata }));
       res.json(generatedOut(g, base, true));
     };
     const listed = (path: string, summary: string, handler: (req: Request, res: Response) => Promise<void>) =>

@@ -1,13 +1,14 @@
 import type { Request, Response, Router } from 'express';
 import {
-  ReportsClient, type BreakdownRow, type EventDetail, type EventDetailsPage, type EventLogExport, type Report, type ReportQuery, type Totals,
+  type BreakdownRow, type EventDetail, type Report, type ReportQuery, type Totals,
 } from '../../../proto/gen/adserver/reporting/v1/reports';
 import type { ParameterError } from '../../../services/shared/catalog';
 import { divide, formatDecimal, parseDecimal } from '../../../services/shared/decimal';
 import { formatTimestamp } from '../../../services/shared/db';
 import { ctxOf } from '../../context';
 import { apiErrors, methodNotSupported } from '../../errors';
-import { callService } from '../backend';
+import { asCaller } from '../backend';
+import { reports } from '../../../services/shared/grpc/clients';
 import { parseListParams, queryFlag } from '../params';
 import { documentedRoute, namedQuery } from '../route-docs';
 
@@ -133,7 +134,7 @@ function detailOut(kind: 'click' | 'conversion', d: EventDetail) {
 export function reportActions(router: Router): void {
   const getReport = (vast: boolean) => async (req: Request, res: Response) => {
     const q = queryOf(req, vast ? VAST_REPORT_PARAMS : REPORT_PARAMS);
-    const report = await callService<Report>(ctxOf(res), 'reporting', ReportsClient, 'getReport', reportQueryOf(q, vast), { idempotent: true, timeoutMs: 30_000 });
+    const report = await asCaller(ctxOf(res), (metadata) => reports.getReport(reportQueryOf(q, vast), { idempotent: true, timeoutMs: 30_000, metadata }));
     res.json(reportOut(report, req.path));
   };
   documentedRoute(router, { method: 'get', path: '/v2/reports', summary: 'A delivery report (impressions, clicks, conversions, optionally money) over a period', tag: 'reports', query: namedQuery(REPORT_PARAMS, REPORT_FLAGS), response: { schema: { type: 'object' } } }, getReport(false));
@@ -142,7 +143,7 @@ export function reportActions(router: Router): void {
 
   const geo = (vast: boolean) => async (req: Request, res: Response) => {
     const q = queryOf(req, GEO_PARAMS);
-    const r = await callService<Report>(ctxOf(res), 'reporting', ReportsClient, 'getGeoSummary', reportQueryOf(q, vast), { idempotent: true, timeoutMs: 30_000 });
+    const r = await asCaller(ctxOf(res), (metadata) => reports.getGeoSummary(reportQueryOf(q, vast), { idempotent: true, timeoutMs: 30_000, metadata }));
     res.json({
       object: 'geo_summary_report',
       url: req.path,
@@ -161,10 +162,10 @@ export function reportActions(router: Router): void {
     const q = queryOf(req, DETAIL_PARAMS);
     const { limit, offset } = parseListParams(req);
     const vast = queryFlag(req, 'vast') ?? false;
-    const page = await callService<EventDetailsPage>(ctxOf(res), 'reporting', ReportsClient, 'listEventDetails', {
+    const page = await asCaller(ctxOf(res), (metadata) => reports.listEventDetails({
       kind, filterType: q.filter_type, filterIds: q.filter_ids, preset: q.preset, from: q.from, to: q.to, timezone: q.timezone, limit, offset,
       vast,
-    }, { idempotent: true, timeoutMs: 30_000 });
+    }, { idempotent: true, timeoutMs: 30_000, metadata }));
     res.json({
       object: `${kind}_detail_report`,
       url: req.path,
@@ -184,7 +185,7 @@ export function reportActions(router: Router): void {
     response: { schema: { type: 'object', properties: { object: { const: 'event_logs' }, url: { type: 'string' }, data: { type: 'object', additionalProperties: { type: 'string' } } } } },
   }, async (req, res) => {
     const q = queryOf(req, EVENT_LOG_PARAMS);
-    const out = await callService<EventLogExport>(ctxOf(res), 'reporting', ReportsClient, 'exportEventLog', { logType: q.log_type, from: q.from, to: q.to, listOnly: true }, { idempotent: true });
+    const out = await asCaller(ctxOf(res), (metadata) => reports.exportEventLog({ logType: q.log_type, from: q.from, to: q.to, listOnly: true }, { idempotent: true, metadata }));
     res.json({
       object: 'event_logs',
       url: req.path,
@@ -205,9 +206,7 @@ export function reportActions(router: Router): void {
     queryOf(req, []);
     const m = /^(\d{4}-\d{2}-\d{2})\.csv$/.exec(req.params.file as string);
     if (!m) throw apiErrors.notFound(`No event log ${String(req.params.file).slice(0, 64)}; event logs are named YYYY-MM-DD.csv.`);
-    const out = await callService<EventLogExport>(ctxOf(res), 'reporting', ReportsClient, 'exportEventLog', { logType: req.params.logType, from: m[1], to: m[1], listOnly: false }, {
-      idempotent: true, timeoutMs: 60_000,
-    });
+    const out = await asCaller(ctxOf(res), (metadata) => reports.exportEventLog({ logType: String(req.params.logType), from: m[1], to: m[1], listOnly: false }, { idempotent: true, timeoutMs: 60_000, metadata }));
     res.setHeader('Content-Type', 'text/csv; charset=utf-8');
     res.setHeader('Content-Disposition', `attachment; filename="${req.params.logType}-${m[1]}.csv"`);
     res.send(out.csv);

@@ -1,10 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import type { Resource } from '../../../proto/gen/adserver/resources/v1/resources';
 import {
-  SelfServeClient,
-  type AddFundsResponse,
-  type ListWalletNoticesResponse,
-  type ListWalletTransactionsResponse,
   type WalletNotice,
   type WalletTransaction,
 } from '../../../proto/gen/adserver/selfserve/v1/selfserve';
@@ -13,7 +9,8 @@ import { moneyNumber, moneyText } from '../../../services/shared/money';
 import { ctxOf } from '../../context';
 import { apiErrors } from '../../errors';
 import { markReplayed } from '../../idempotency';
-import { callService } from '../backend';
+import { asCaller } from '../backend';
+import { selfServe } from '../../../services/shared/grpc/clients';
 import { actionBody, parseId, parseListParams, parseShapeParams } from '../params';
 import { shape } from '../shape';
 import { documentedRoute, type JsonSchema } from '../route-docs';
@@ -108,12 +105,12 @@ export function selfserveActions(router: Router): void {
     const ctx = ctxOf(res);
     const id = parseId(req.params.id as string, 'customer');
     const body = actionBody(req, 'an add-funds request', addFunds);
-    const out = await callService<AddFundsResponse>(ctx, 'selfserve', SelfServeClient, 'addFunds', { customerId: id, amount: moneyText(body.amount as number) }, { keyed: true });
+    const out = await asCaller(ctx, (metadata) => selfServe.addFunds({ customerId: id, amount: moneyText(body.amount as number) }, { metadata }), { keyed: true });
     markReplayed(res, out.replayed);
     res.json({ ...(await render(res, req, 'customer', out.customer!)), transaction: transactionOut(out.transaction!) });
   });
 
-  const history = (segment: string, method: string, out: (x: never) => unknown, item: JsonSchema) =>
+  const history = (segment: string, method: 'listWalletTransactions' | 'listWalletNotices', out: (x: never) => unknown, item: JsonSchema) =>
     documentedRoute(router, {
       method: 'get',
       path: `${CUSTOMERS}/:id/${segment}`,
@@ -127,9 +124,9 @@ export function selfserveActions(router: Router): void {
       const id = parseId(req.params.id as string, 'customer');
       const lp = parseListParams(req);
       if (lp.ids.length) throw apiErrors.invalid([{ field: 'id', type: 'invalid_value', message: `'id' cannot filter ${segment}; page with limit and offset.` }]);
-      const list = await callService<ListWalletTransactionsResponse | ListWalletNoticesResponse>(ctx, 'selfserve', SelfServeClient, method, {
+      const list: { items: unknown[]; hasMore: boolean } = await asCaller(ctx, (metadata): Promise<{ items: unknown[]; hasMore: boolean }> => selfServe[method]({
         customerId: id, limit: lp.limit, offset: lp.offset,
-      }, { idempotent: true });
+      }, { idempotent: true, metadata }));
       res.json({ object: 'list', has_more: list.hasMore, limit: lp.limit, offset: lp.offset, url: req.path, data: list.items.map((i) => out(i as never)) });
     });
   history('transactions', 'listWalletTransactions', transactionOut as (x: never) => unknown, TRANSACTION_SCHEMA);
@@ -147,7 +144,7 @@ export function selfserveActions(router: Router): void {
   }, async (req, res) => {
     const ctx = ctxOf(res);
     const body = actionBody(req, 'an order request', orderBody);
-    const order = await callService<Resource>(ctx, 'selfserve', SelfServeClient, 'placeOrder', { cartId: body.cart, customerId: body.customer }, { timeoutMs: 60_000, keyed: true });
+    const order = await asCaller(ctx, (metadata) => selfServe.placeOrder({ cartId: body.cart, customerId: body.customer }, { timeoutMs: 60_000, metadata }), { keyed: true });
     markReplayed(res, order.replayed);
     res.json(await render(res, req, 'order', order));
   });

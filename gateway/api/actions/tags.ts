@@ -1,9 +1,9 @@
 import type { Request, Response, Router } from 'express';
-import { TagsClient, type GetConversionTagResponse, type GetZoneTagsResponse } from '../../../proto/gen/adserver/inventory/v1/tags';
 import { getKind, type ApiVersion } from '../../../services/shared/catalog';
 import { ctxOf } from '../../context';
 import { apiErrors, methodNotSupported } from '../../errors';
-import { callService } from '../backend';
+import { asCaller } from '../backend';
+import { tags } from '../../../services/shared/grpc/clients';
 import { parseId, queryFlag } from '../params';
 import { viewOf } from '../views';
 import { documentedRoute } from '../route-docs';
@@ -60,7 +60,7 @@ export const tagActions: ActionModule = (router: Router) => {
           .split(',')
           .map((s) => s.trim())
           .filter(Boolean);
-        const out = await callService<GetZoneTagsResponse>(ctx, 'inventory', TagsClient, 'getZoneTags', {
+        const out = await asCaller(ctx, (metadata) => tags.getZoneTags({
           kind: kindName,
           id,
           types,
@@ -68,7 +68,7 @@ export const tagActions: ActionModule = (router: Router) => {
           fallback: flag(req, 'fallback'),
           click: query(req, 'click'),
           extra: query(req, 'extra'),
-        }, { idempotent: true });
+        }, { idempotent: true, metadata }));
         // Spec 2.4: a text zone's tags are held under the key `text`.
         const data = kindName === 'text_zone' ? { text: out.tags } : out.tags;
         res.json({ object: 'zone_tag', url: req.path, data });
@@ -88,7 +88,7 @@ export const tagActions: ActionModule = (router: Router) => {
       }, async (req: Request, res: Response) => {
         const ctx = ctxOf(res);
         const id = parseId(req.params.id as string, view.kind.title);
-        const out = await callService<GetConversionTagResponse>(ctx, 'inventory', TagsClient, 'getConversionTag', { kind: kindName, id, protocol: query(req, 'protocol') }, { idempotent: true });
+        const out = await asCaller(ctx, (metadata) => tags.getConversionTag({ kind: kindName, id, protocol: query(req, 'protocol') }, { idempotent: true, metadata }));
         res.json({ object: 'conv_tag', url: req.path, data: { src: out.src, html: out.html } });
       });
       router.all(`${view.path}/:id/conversion-tag`, methodNotSupported);

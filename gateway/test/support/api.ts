@@ -6,9 +6,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import { Metadata } from '@grpc/grpc-js';
-import { AccountsClient } from '../../../proto/gen/adserver/accounts/v1/accounts';
-import { call, clientFor } from '../../../services/shared/grpc/client';
+import { accounts } from '../../../services/shared/grpc/clients';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -101,14 +99,8 @@ export interface TestAccount {
 let seq = 0;
 /** A fresh account (so every test file has its own tenant) with a test and a live key. */
 export async function newAccount(features: string[] = []): Promise<TestAccount> {
-  const res = await call<unknown, { account: { id: number }; testKey: string; liveKey: string }>(
-    'accounts',
-    clientFor('accounts', AccountsClient),
-    'createAccount',
-    { name: `Test account ${process.pid}-${++seq}`, email: '', password: '', features },
-    new Metadata(),
-  );
-  return { id: res.account.id, testKey: res.testKey, liveKey: res.liveKey, test: as(res.testKey), live: as(res.liveKey) };
+  const res = await accounts.createAccount({ name: `Test account ${process.pid}-${++seq}`, email: '', password: '', features });
+  return { id: res.account!.id, testKey: res.testKey, liveKey: res.liveKey, test: as(res.testKey), live: as(res.liveKey) };
 }
 
 /** Asserts the spec's error shape and returns the body for further checks. */

@@ -1,8 +1,7 @@
 import { status } from '@grpc/grpc-js';
-import { AdItemTasksClient } from '../../../proto/gen/adserver/inventory/v1/tasks';
 import { expectError, newAccount, paramFor, request, type Client, type TestAccount } from '../../../gateway/test/support/api';
 import { expectReferenceShape } from '../../../gateway/test/support/openapi';
-import { call, clientFor } from '../../shared/grpc/client';
+import { adItemTasks } from '../../shared/grpc/clients';
 import { nativeFixture, waitForTask } from './v2-fixtures';
 import { tenantMetadata } from '../../shared/tenant';
 
@@ -120,7 +119,7 @@ describe('POST /v2/ad-items/native/{id}/to-image', () => {
     const err = expectError(res, 403, 'v2');
     expect(err.message).toMatch(/Native Ad to Image/);
     // The inventory service checks the account itself, whoever calls it.
-    const direct = call('inventory', clientFor('inventory', AdItemTasksClient), 'scheduleNativeToImage', { nativeAdItem: own.item.id, mediaGroup: own.group.id, size: '300x250', name: '' }, tenantMetadata({ accountId: plain.id, mode: 'test' }));
+    const direct = adItemTasks.scheduleNativeToImage({ nativeAdItem: own.item.id, mediaGroup: own.group.id, size: '300x250', name: '' }, { metadata: tenantMetadata({ accountId: plain.id, mode: 'test' }) });
     await expect(direct).rejects.toMatchObject({ code: status.PERMISSION_DENIED });
   });
 });

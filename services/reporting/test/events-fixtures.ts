@@ -1,10 +1,9 @@
 import crypto from 'node:crypto';
-import { Metadata } from '@grpc/grpc-js';
 import knexFactory, { type Knex } from 'knex';
-import { EventIngestClient, EventKind, ServingEvent } from '../../../proto/gen/adserver/reporting/v1/events';
+import { EventKind, ServingEvent } from '../../../proto/gen/adserver/reporting/v1/events';
 import type { PlatformInfo } from '../../../gateway/test/support/platform';
 import { platformDatabaseUrl, startServiceReplica } from '../../../gateway/test/support/service-replica';
-import { call, clientFor } from '../../shared/grpc/client';
+import { eventIngest } from '../../shared/grpc/clients';
 
 export { EventKind };
 
@@ -28,7 +27,7 @@ export function servingEvent(over: Partial<ServingEvent> = {}): ServingEvent {
 export function recordEvents(events: ServingEvent[]): Promise<{ stored: number }> {
   // Six callers racing on the same rollup rows wait on each other's locks: on a loaded CI machine that
   // can take longer than the platform's 5 s default deadline.
-  return call('reporting', clientFor('reporting', EventIngestClient), 'recordEvents', { events }, new Metadata(), { timeoutMs: 30_000 });
+  return eventIngest.recordEvents({ events }, { timeoutMs: 30_000 });
 }
 
 /** The shared platform's reporting schema (on DATABASE_URL, or on the platform's embedded PostgreSQL). */

@@ -1,11 +1,9 @@
 import Redis from 'ioredis';
-import { Metadata } from '@grpc/grpc-js';
 import { ServingEvent } from '../../../proto/gen/adserver/reporting/v1/events';
-import { ReportsClient } from '../../../proto/gen/adserver/reporting/v1/reports';
 import { expectError, newAccount, paramFor, type TestAccount } from '../../../gateway/test/support/api';
 import { expectReferenceShape } from '../../../gateway/test/support/openapi';
 import { admin } from '../../../gateway/test/support/platform';
-import { call, clientFor } from '../../shared/grpc/client';
+import { reports } from '../../shared/grpc/clients';
 import { EventKind, recordEvents, servingEvent, waitFor } from './events-fixtures';
 
 /** An account whose reporting budget fits a whole test file's requests. */
@@ -286,7 +284,7 @@ describe('rebuild', () => {
     expect(after.body).toEqual(before.body);
     expect((await acct.live.get(kolkata)).body).toEqual(beforeKolkata.body);
     // A range older than the raw-event retention is refused: its raw events are gone.
-    const old = (await call('reporting', clientFor('reporting', ReportsClient), 'rebuildRollups', { from: '2020-01-01T00:00:00Z', to: '2020-01-02T00:00:00Z' }, new Metadata()).catch((e: { details?: string }) => e)) as { details?: string };
+    const old = (await reports.rebuildRollups({ from: '2020-01-01T00:00:00Z', to: '2020-01-02T00:00:00Z' }).catch((e: { details?: string }) => e)) as { details?: string };
     expect(String(old.details)).toMatch(/retention/);
   });
 

@@ -1,8 +1,6 @@
 import { expectError, newAccount, paramFor, type Client, type TestAccount } from '../../../gateway/test/support/api';
 import { describeCrud } from '../../../gateway/test/support/crud-suite';
-import { Metadata } from '@grpc/grpc-js';
-import { AccountsClient } from '../../../proto/gen/adserver/accounts/v1/accounts';
-import { call, clientFor } from '../../../services/shared/grpc/client';
+import { accounts } from '../../../services/shared/grpc/clients';
 
 const P = '/v2/self-serve/portals';
 const CUSTOMERS = '/v2/self-serve/customers';
@@ -103,7 +101,7 @@ describe('self-serve specifics', () => {
   beforeAll(async () => {
     acct = await newAccount(['self-serve']);
     // The money tests send more than a default budget's worth of requests.
-    await call('accounts', clientFor('accounts', AccountsClient), 'setAccountLimits', { accountId: acct.id, generalLimit: 100_000, reportingLimit: 100_000 }, new Metadata());
+    await accounts.setAccountLimits({ accountId: acct.id, generalLimit: 100_000, reportingLimit: 100_000 });
     api = acct.test;
     portal = await newPortal(api);
   });

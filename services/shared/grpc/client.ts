@@ -3,13 +3,7 @@ import type { ServiceName } from '../catalog/types';
 import { envInt, serviceAddress } from '../config';
 import { withInternalToken } from '../internal-token';
 import { grpcClientHandled } from '../metrics';
-
-export interface CallOptions {
-  /** Deadline for one attempt, in ms. */
-  timeoutMs?: number;
-  /** Safe to repeat (reads): retried with backoff while the peer is UNAVAILABLE. */
-  idempotent?: boolean;
-}
+import { unaryMethods, type ClientClass, type DefinitionShape, type MethodShape, type RequestOf, type ResponseOf, type StreamName, type UnaryName } from './definition';
 
 const DEFAULT_TIMEOUT_MS = envInt('GRPC_DEADLINE_MS', 5000, 1);
 const READ_RETRIES = 3;
@@ -31,18 +25,15 @@ export const channelOptions: grpc.ChannelOptions = {
 
 const clients = new Map<string, grpc.Client>();
 
-/** One client (and channel) per service and stub type, created on first use. */
-export function clientFor<C extends grpc.Client>(
-  service: ServiceName,
-  Ctor: new (address: string, creds: grpc.ChannelCredentials, options?: grpc.ChannelOptions) => C,
-): C {
-  const key = `${service}:${Ctor.name}:${(Ctor as unknown as { serviceName?: string }).serviceName ?? ''}`;
+/** One client (and channel) per service and generated client class, created on first use. */
+function clientFor(service: ServiceName, Class: ClientClass<DefinitionShape>): grpc.Client {
+  const key = `${service}:${Class.serviceName}`;
   let c = clients.get(key);
   if (!c) {
-    c = new Ctor(serviceAddress(service), grpc.credentials.createInsecure(), channelOptions);
+    c = new Class(serviceAddress(service), grpc.credentials.createInsecure(), channelOptions);
     clients.set(key, c);
   }
-  return c as C;
+  return c;
 }
 
 export function closeClients(): void {
@@ -50,29 +41,47 @@ export function closeClients(): void {
   clients.clear();
 }
 
+/** How one call travels: tenant metadata, its deadline and whether it may be repeated. */
+export interface CallOptions {
+  /** The caller's metadata (tenant, idempotency key); the internal token is added here. */
+  metadata?: grpc.Metadata;
+  /** Deadline for one attempt, in ms. */
+  timeoutMs?: number;
+  /** Safe to repeat (reads): retried with backoff while the peer is UNAVAILABLE. */
+  idempotent?: boolean;
+}
+
+/** A service's unary methods as promises, typed from its generated definition. */
+export type ServiceClient<D> = {
+  [K in UnaryName<D>]: (request: RequestOf<D[K]>, options?: CallOptions) => Promise<ResponseOf<D[K]>>;
+};
+
 /**
- * Calls a unary method of a ts-proto grpc-js client as a promise, with a deadline on every attempt
- * and retries for idempotent calls while the peer is unavailable.
+ * The one way to call another service: each unary method of the generated client class as a promise,
+ * with a deadline on every attempt, retries for idempotent calls while the peer is unavailable, the
+ * internal token, and client metrics. The channel is opened on the first call.
  */
-export async function call<Req, Res>(
-  service: ServiceName,
-  client: grpc.Client,
-  method: string,
-  request: Req,
-  metadata: grpc.Metadata,
-  opts: CallOptions = {},
-): Promise<Res> {
+export function serviceClient<D extends DefinitionShape>(service: ServiceName, Class: ClientClass<D>): ServiceClient<D> {
+  const out: Record<string, (request: unknown, options?: CallOptions) => Promise<unknown>> = {};
+  for (const [name, method] of unaryMethods(Class.service)) {
+    out[name] = (request, options = {}) => callWithRetries(service, Class, name, method, request, options);
+  }
+  return out as ServiceClient<D>;
+}
+
+async function callWithRetries(service: ServiceName, Class: ClientClass<DefinitionShape>, name: string, method: MethodShape, request: unknown, opts: CallOptions): Promise<unknown> {
   const attempts = opts.idempotent ? READ_RETRIES + 1 : 1;
+  const metadata = withInternalToken(opts.metadata ?? new grpc.Metadata());
   let lastErr: unknown;
   for (let attempt = 0; attempt < attempts; attempt++) {
     if (attempt > 0) await sleep(100 * 2 ** (attempt - 1) + Math.random() * 50);
     try {
-      const res = await once<Req, Res>(client, method, request, withInternalToken(metadata), opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-      grpcClientHandled.inc({ grpc_service: service, grpc_method: method, grpc_code: 'OK' });
+      const res = await once(clientFor(service, Class), method, request, metadata, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+      grpcClientHandled.inc({ grpc_service: service, grpc_method: name, grpc_code: 'OK' });
       return res;
     } catch (err) {
       const code = (err as grpc.ServiceError).code;
-      grpcClientHandled.inc({ grpc_service: service, grpc_method: method, grpc_code: grpc.status[code] ?? 'UNKNOWN' });
+      grpcClientHandled.inc({ grpc_service: service, grpc_method: name, grpc_code: grpc.status[code] ?? 'UNKNOWN' });
       lastErr = err;
       if (code !== grpc.status.UNAVAILABLE) break;
     }
@@ -80,16 +89,47 @@ export async function call<Req, Res>(
   throw lastErr;
 }
 
-function once<Req, Res>(client: grpc.Client, method: string, request: Req, metadata: grpc.Metadata, timeoutMs: number): Promise<Res> {
-  const fn = (client as unknown as Record<string, Function>)[method];
-  if (typeof fn !== 'function') throw new Error(`no gRPC method ${method}`);
+function once(client: grpc.Client, method: MethodShape, request: unknown, metadata: grpc.Metadata, timeoutMs: number): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    fn.call(client, request, metadata, { deadline: Date.now() + timeoutMs }, (err: grpc.ServiceError | null, res: Res) =>
-      err ? reject(err) : resolve(res),
+    client.makeUnaryRequest(
+      method.path,
+      method.requestSerialize as (value: unknown) => Buffer,
+      method.responseDeserialize,
+      request,
+      metadata,
+      { deadline: Date.now() + timeoutMs },
+      (err, res) => (err ? reject(err) : resolve(res)),
     );
   });
 }
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/**
+ * Opens a server stream (a subscription such as a watch) of a generated client class, with the
+ * internal token. Subscriptions have no deadline; the caller reconnects when one closes.
+ */
+export function openStream<D extends DefinitionShape, K extends StreamName<D>>(
+  service: ServiceName,
+  Class: ClientClass<D>,
+  name: K,
+  request: RequestOf<D[K]>,
+  metadata: grpc.Metadata = new grpc.Metadata(),
+): grpc.ClientReadableStream<ResponseOf<D[K]>> {
+  const method: MethodShape = Class.service[name];
+  return clientFor(service, Class).makeServerStreamRequest(
+    method.path,
+    method.requestSerialize as (value: RequestOf<D[K]>) => Buffer,
+    method.responseDeserialize as (value: Buffer) => ResponseOf<D[K]>,
+    request,
+    withInternalToken(metadata),
+  );
+}
+
+/** A message field the peer always sets (proto3 marks every message field optional): absent is a bug there. */
+export function present<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`the answer lacks ${what}`);
+  return value;
 }

@@ -1,7 +1,6 @@
-import { Metadata } from '@grpc/grpc-js';
-import { HealthCheckResponse_ServingStatus, HealthClient, type HealthCheckResponse } from '../../../proto/gen/grpc/health/v1/health';
+import { HealthCheckResponse_ServingStatus, HealthClient } from '../../../proto/gen/grpc/health/v1/health';
 import type { ServiceName } from '../catalog/types';
-import { call, clientFor } from './client';
+import { serviceClient } from './client';
 
 /**
  * Whether a service answers its grpc.health.v1 check as SERVING within `timeoutMs`. The probe carries
@@ -9,9 +8,16 @@ import { call, clientFor } from './client';
  */
 export async function serviceServing(service: ServiceName, timeoutMs = 1000): Promise<boolean> {
   try {
-    const res = await call<unknown, HealthCheckResponse>(service, clientFor(service, HealthClient), 'check', { service: '' }, new Metadata(), { timeoutMs });
+    const res = await health[service].check({ service: '' }, { timeoutMs });
     return res.status === HealthCheckResponse_ServingStatus.SERVING;
   } catch {
     return false;
   }
 }
+
+const health = {
+  accounts: serviceClient('accounts', HealthClient),
+  inventory: serviceClient('inventory', HealthClient),
+  selfserve: serviceClient('selfserve', HealthClient),
+  reporting: serviceClient('reporting', HealthClient),
+};

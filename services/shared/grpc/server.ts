@@ -5,21 +5,38 @@ import { ServiceError } from '../errors';
 import { hasInternalToken } from '../internal-token';
 import { errorFields, log } from '../log';
 import { grpcServerHandled, grpcServerLatency } from '../metrics';
+import { unaryMethods, type DefinitionShape, type RequestOf, type ResponseOf, type StreamName, type UnaryName } from './definition';
 
 /** A unary handler written as an async function; errors become gRPC statuses. */
 export type AsyncUnary<Req, Res> = (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>;
 
+/** The unary handlers of a service, typed from its generated definition. */
+export type UnaryHandlers<D> = { [K in UnaryName<D>]: AsyncUnary<RequestOf<D[K]>, ResponseOf<D[K]>> };
+/** The server-streaming handlers of a service (subscriptions), typed from its generated definition. */
+export type StreamHandlers<D> = { [K in StreamName<D>]: (call: grpc.ServerWritableStream<RequestOf<D[K]>, ResponseOf<D[K]>>) => void };
+
+const INTERNAL_ONLY = 'This API is internal: the call lacks the platform internal token.';
+
 /**
- * Adapts async handlers to grpc-js: records metrics, turns ServiceError into its status with the
- * reason/parameters metadata, and hides unexpected errors behind INTERNAL (logged, never leaked).
+ * Binds the handlers of a generated service definition to grpc-js. Each handler's request and answer
+ * types come from the proto, and every method of the service must be handled. Unary handlers get
+ * metrics, ServiceError → status with its reason/parameters metadata, and unexpected errors hidden
+ * behind INTERNAL (logged, never leaked). Every call, streams too, must carry the internal token.
  */
-export function implement<T extends Record<string, AsyncUnary<any, any>>>(serviceName: string, handlers: T): grpc.UntypedServiceImplementation {
+export function implement<D extends DefinitionShape>(
+  serviceName: string,
+  definition: D,
+  handlers: UnaryHandlers<D>,
+  ...streams: StreamName<D> extends never ? [] : [StreamHandlers<D>]
+): ServiceBinding {
   const impl: grpc.UntypedServiceImplementation = {};
-  for (const [method, fn] of Object.entries(handlers)) {
+  const unary = handlers as Record<string, AsyncUnary<unknown, unknown>>;
+  for (const [method] of unaryMethods(definition)) {
+    const fn = unary[method];
     impl[method] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
       if (!hasInternalToken(call.metadata)) {
         grpcServerHandled.inc({ grpc_service: serviceName, grpc_method: method, grpc_code: 'UNAUTHENTICATED' });
-        return callback({ code: grpc.status.UNAUTHENTICATED, details: 'This API is internal: the call lacks the platform internal token.' }, null);
+        return callback({ code: grpc.status.UNAUTHENTICATED, details: INTERNAL_ONLY }, null);
       }
       const stop = grpcServerLatency.startTimer({ grpc_service: serviceName, grpc_method: method });
       fn(call.request, call).then(
@@ -43,7 +60,18 @@ export function implement<T extends Record<string, AsyncUnary<any, any>>>(servic
       );
     };
   }
-  return impl;
+  const streaming = (streams[0] ?? {}) as Record<string, (call: grpc.ServerWritableStream<unknown, unknown>) => void>;
+  for (const [method, fn] of Object.entries(streaming)) {
+    impl[method] = (call: grpc.ServerWritableStream<unknown, unknown>) => {
+      if (!hasInternalToken(call.metadata)) {
+        grpcServerHandled.inc({ grpc_service: serviceName, grpc_method: method, grpc_code: 'UNAUTHENTICATED' });
+        call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: INTERNAL_ONLY });
+        return;
+      }
+      fn(call);
+    };
+  }
+  return { definition: definition as unknown as grpc.ServiceDefinition, implementation: impl };
 }
 
 function toStatus(err: unknown, service: string, method: string): Partial<grpc.StatusObject> {
@@ -79,9 +107,9 @@ export function isDatabaseUnavailable(err: unknown): boolean {
  */
 const subscriptions = new Set<grpc.ServerWritableStream<unknown, unknown>>();
 
-export function holdSubscription(call: grpc.ServerWritableStream<any, any>): void {
-  subscriptions.add(call);
-  const release = () => subscriptions.delete(call);
+export function holdSubscription<Req, Res>(call: grpc.ServerWritableStream<Req, Res>): void {
+  subscriptions.add(call as grpc.ServerWritableStream<unknown, unknown>);
+  const release = () => subscriptions.delete(call as grpc.ServerWritableStream<unknown, unknown>);
   call.on('cancelled', release);
   call.on('close', release);
   call.on('error', release);
