@@ -94,10 +94,10 @@ test('a /v2/adserve body over 64 KB answers 413 in the JSON error shape', async 
   expect(res.body.message).toMatch(/64 KB/);
 });
 
-test("a client's X-Forwarded-Host and -Proto do not become the host of tracking URLs", async () => {
+test("tracking URLs point at the configured serving origin, never at a client's X-Forwarded-Host", async () => {
   const res = await liveDecision({ 'X-Forwarded-Host': 'evil.example', 'X-Forwarded-Proto': 'http', 'X-Forwarded-For': '203.0.113.9' });
   const p = res.body.placements.placement_1;
-  for (const u of [p.redirect_url, p.accupixel_url, p.viewable_url]) expect(new URL(u).origin).toBe(`https://127.0.0.1:${gatewayPort()}`);
+  for (const u of [p.redirect_url, p.accupixel_url, p.viewable_url]) expect(new URL(u).origin).toBe(new URL(process.env.SERVE_BASE_URL!).origin);
   expect(res.text).not.toContain('evil.example');
 });
 

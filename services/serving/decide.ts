@@ -1,0 +1,83 @@
+import { pickWeighted, type Candidate, type DecisionData, type Excluded } from './decision-store';
+import { judge, type RequestFacts } from './targeting/rules';
+
+/**
+ * The decision engine: which ad a zone shows for one request. Pure: it reads the snapshot of decision
+ * data, the request's facts and the counters it is given, and the clock; it knows no HTTP, cookies,
+ * Redis or events, so every rule it applies can be tested by calling it.
+ */
+
+/** What a request asks for, once parsed and its visitor described. */
+export interface DecisionRequest {
+  account: number;
+  zone: number;
+  /** `size=WxH`: only ads of that size. */
+  size?: { width: number; height: number };
+  /** What the request tells about its visitor (location, platform, keywords, data keys, frequency). */
+  visitor: Omit<RequestFacts, 'now'>;
+  /**
+   * `one`: the weighted pick; `ranked`: every eligible ad, most eligible first (jsonr); `all`: every
+   * eligible ad in snapshot order, with the exclusions (decision debug).
+   */
+  want: 'one' | 'ranked' | 'all';
+  /** Only ads the answer's form can show (an image tag needs an image), picked among with their weights. */
+  accepts?: (c: Candidate) => boolean;
+}
+
+/** State outside the snapshot that a decision reads, gathered by the caller beforehand. */
+export interface DecisionCounters {
+  /** Ad items already shown on this page view (the zone's unique delivery), when the page is known. */
+  shownOnPage?: ReadonlySet<number>;
+}
+
+/** Time and chance, injected so that a test can fix both. */
+export interface Clock {
+  now(): number;
+  random(): number;
+}
+
+export const systemClock: Clock = { now: Date.now, random: Math.random };
+
+export interface DecisionResult {
+  /** The chosen ad (`one`), or the eligible ads in the order asked for. */
+  ads: Candidate[];
+  /** Why each other ad of the zone was left out (filled for `all` only). */
+  excluded: Excluded[];
+}
+
+export function decide(request: DecisionRequest, snapshot: DecisionData, counters: DecisionCounters, clock: Clock): DecisionResult {
+  const excluded: Excluded[] = [];
+  const explain = request.want === 'all' ? (e: Excluded) => excluded.push(e) : undefined;
+  const now = clock.now();
+  const candidates = snapshot.eligible(request.account, request.zone, request.size, now, explain);
+  if (!candidates.length) return { ads: [], excluded };
+  const facts: RequestFacts = { ...request.visitor, now: new Date(now) };
+  const allowed: Candidate[] = [];
+  const preferred: Candidate[] = [];
+  for (const c of candidates) {
+    const t = snapshot.targetingOf(c);
+    const verdict = judge(t.targets, facts);
+    if (!verdict.ok) {
+      explain?.({ placement: c.placement, adItem: c.adItem, rule: verdict.rule, detail: verdict.detail });
+      continue;
+    }
+    if (counters.shownOnPage && t.uniqueDelivery && counters.shownOnPage.has(c.adItem)) {
+      explain?.({ placement: c.placement, adItem: c.adItem, rule: 'unique_delivery', detail: 'already shown on this page view' });
+      continue;
+    }
+    allowed.push(c);
+    if (verdict.preferred) preferred.push(c);
+  }
+  // Keyword "preferred" matches are served ahead of the rest.
+  const eligible = preferred.length ? preferred : allowed;
+  if (request.want === 'all') return { ads: eligible, excluded };
+  if (request.want === 'ranked') {
+    // By weight, ties in random order.
+    const keyed = eligible.map((c) => ({ c, k: clock.random() }));
+    keyed.sort((a, b) => b.c.weight - a.c.weight || a.k - b.k);
+    return { ads: keyed.map((x) => x.c), excluded };
+  }
+  const pool = request.accepts ? eligible.filter(request.accepts) : eligible;
+  const chosen = pickWeighted(pool, clock.random);
+  return { ads: chosen ? [chosen] : [], excluded };
+}
