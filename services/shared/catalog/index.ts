@@ -1,15 +1,17 @@
 import * as accounts from './kinds/accounts';
 import * as inventory from './kinds/inventory';
-import * as inventoryV2 from './kinds/inventory-v2';
+import * as adItems from './kinds/ad-items';
+import * as creatives from './kinds/creatives';
+import * as delivery from './kinds/delivery';
 import * as selfserve from './kinds/selfserve';
 import * as reporting from './kinds/reporting';
 import * as targeting from './kinds/targeting';
-import type { ApiVersion, FieldSpec, KindGroup, ResourceKind, ServiceName } from './types';
+import type { ApiVersion, FieldSpec, KindGroup, ResourceKind } from './types';
 
 export * from './types';
 
 /** Each module describes the kinds (and "all types" groups) of one area. */
-const MODULES: { kinds: readonly ResourceKind[]; groups?: readonly KindGroup[] }[] = [accounts, inventory, inventoryV2, targeting, selfserve, reporting];
+const MODULES: { kinds: readonly ResourceKind[]; groups?: readonly KindGroup[] }[] = [accounts, inventory, adItems, creatives, delivery, targeting, selfserve, reporting];
 
 /** Every resource kind of the platform. Adding a resource means adding its description to a module. */
 export const KINDS: readonly ResourceKind[] = MODULES.flatMap((m) => m.kinds);
@@ -27,10 +29,6 @@ export function getKind(name: string): ResourceKind {
   const k = byName.get(name);
   if (!k) throw new Error(`unknown resource kind ${name}`);
   return k;
-}
-
-export function kindsOf(service: ServiceName): ResourceKind[] {
-  return KINDS.filter((k) => k.service === service);
 }
 
 /** The kind whose `object` is `object` in `version` (v1 `image_banner` -> `image_ad_item`). */

@@ -1,7 +1,7 @@
 import type { FieldSpec, KindGroup, ResourceKind } from '../types';
 
 /**
- * Issue 3 resources shared by v1 and v2: zones, campaigns, image/flash ad items (v1 banners), campaign
+ * Inventory shared by v1 and v2: zones, campaigns, image/flash ad items (v1 banners), campaign
  * assignments, flexible types. Cross-field rules (flexible type sizes, creative vs creative_url,
  * assignment types) live in services/inventory/hooks/.
  */
@@ -272,4 +272,6 @@ export const groups: KindGroup[] = [
   { version: 'v1', path: '/v1/zones', kinds: ['standard_zone', 'email_zone', 'text_zone'] },
   { version: 'v1', path: '/v1/campaigns', kinds: ['standard_campaign', 'text_campaign'] },
   { version: 'v1', path: '/v1/banners', kinds: ['image_ad_item', 'flash_ad_item'] },
+  { version: 'v2', path: '/v2/zones', kinds: ['standard_zone', 'email_zone'] },
+  { version: 'v2', path: '/v2/campaigns', kinds: ['standard_campaign'] },
 ];
