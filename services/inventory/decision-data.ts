@@ -1,3 +1,4 @@
+import { DISPLAY_AD_ITEM_KINDS } from '../shared/catalog';
 import * as grpc from '@grpc/grpc-js';
 import type { Knex } from 'knex';
 import pg from 'pg';
@@ -25,8 +26,7 @@ import { tenantFromMetadata } from '../shared/tenant';
 
 /** Kinds the serving path reads; other live-mode changes are logged but never sent. */
 export const DECISION_KINDS = new Set([
-  'standard_zone', 'email_zone', 'standard_campaign', 'image_ad_item', 'flash_ad_item', 'custom_html_ad_item', 'native_ad_item',
-  'rich_media_ad_item', 'campaign_assignment', 'placement', 'schedule', 'image_creative', 'rich_media_creative', 'native_template',
+  'standard_zone', 'email_zone', 'standard_campaign', ...DISPLAY_AD_ITEM_KINDS, 'campaign_assignment', 'placement', 'schedule', 'image_creative', 'rich_media_creative', 'native_template',
   'geo_target', 'day_parting', 'platform_target', 'postal_code_target', 'list_target', 'data_list', 'data_key_target', 'channel', 'channel_zone_assignment',
 ]);
 

@@ -1,3 +1,4 @@
+import { DISPLAY_AD_ITEM_KINDS } from '../shared/catalog';
 import * as grpc from '@grpc/grpc-js';
 import {
   DecisionDataClient,
@@ -38,7 +39,7 @@ export interface Excluded {
   detail: string;
 }
 
-const AD_ITEM_KINDS = new Set(['image_ad_item', 'flash_ad_item', 'custom_html_ad_item', 'native_ad_item', 'rich_media_ad_item']);
+const AD_ITEM_KINDS: ReadonlySet<string> = new Set(DISPLAY_AD_ITEM_KINDS);
 const ZONE_KINDS = new Set(['standard_zone', 'email_zone']);
 
 const key = (account: number, kind: string, id: number) => `${account}:${kind}:${id}`;

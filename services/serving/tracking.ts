@@ -1,7 +1,5 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
-import { dataDir } from '../shared/config';
+import { PlatformSecret } from '../shared/secrets';
 import type { Candidate } from './decision-store';
 
 /**
@@ -11,24 +9,9 @@ import type { Candidate } from './decision-store';
  * carries the same decision id, so its event collapses with the first at reporting.
  */
 
-/** SERVING_SECRET, else DATA_DIR/serving-secret (created by `npm start` when absent). */
-export function servingSecretFile(): string {
-  return path.join(dataDir(), 'serving-secret');
-}
-
-export function ensureServingSecret(): string {
-  if (process.env.SERVING_SECRET) return process.env.SERVING_SECRET;
-  try {
-    const s = fs.readFileSync(servingSecretFile(), 'utf8').trim();
-    if (s) return s;
-  } catch {
-    /* created below */
-  }
-  const secret = crypto.randomBytes(32).toString('base64url');
-  fs.mkdirSync(dataDir(), { recursive: true });
-  fs.writeFileSync(servingSecretFile(), `${secret}\n`, { mode: 0o600 });
-  return secret;
-}
+/** Signs tracking tokens and the frequency cookie: SERVING_SECRET, else DATA_DIR/serving-secret. */
+const servingSecret = new PlatformSecret('SERVING_SECRET', 'serving-secret');
+export const ensureServingSecret = (): string => servingSecret.ensure();
 
 export interface Decision extends Candidate {
   /** Random id of this decision; events are `{id}:{kind}`. */

@@ -1,8 +1,6 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import type { Metadata } from '@grpc/grpc-js';
-import { dataDir } from './config';
+import { PlatformSecret } from './secrets';
 
 /**
  * The shared secret that service-to-service gRPC calls carry (`x-internal-token`), so that only the
@@ -12,34 +10,12 @@ import { dataDir } from './config';
  * (a single trusted host).
  */
 const TOKEN_HEADER = 'x-internal-token';
-let cached: string | null | undefined;
+const token = new PlatformSecret('INTERNAL_TOKEN', 'internal-token');
 
-export function tokenFile(): string {
-  return path.join(dataDir(), 'internal-token');
-}
-
-export function internalToken(): string | undefined {
-  if (process.env.INTERNAL_TOKEN) return process.env.INTERNAL_TOKEN;
-  if (cached === undefined) {
-    try {
-      cached = fs.readFileSync(tokenFile(), 'utf8').trim() || null;
-    } catch {
-      cached = null;
-    }
-  }
-  return cached ?? undefined;
-}
-
+export const tokenFile = (): string => token.file();
+export const internalToken = (): string | undefined => token.read();
 /** The token to hand to child processes: INTERNAL_TOKEN, else the one in DATA_DIR, else a new one saved there. */
-export function ensureInternalToken(): string {
-  const existing = internalToken();
-  if (existing) return existing;
-  const token = crypto.randomBytes(32).toString('base64url');
-  fs.mkdirSync(dataDir(), { recursive: true });
-  fs.writeFileSync(tokenFile(), `${token}\n`, { mode: 0o600 });
-  cached = token;
-  return token;
-}
+export const ensureInternalToken = (): string => token.ensure();
 
 /** A copy of `md` carrying the token (when one is configured). */
 export function withInternalToken(md: Metadata): Metadata {

@@ -9,6 +9,7 @@ import * as targeting from './kinds/targeting';
 import type { ApiVersion, FieldSpec, KindGroup, ResourceKind } from './types';
 
 export * from './types';
+export { DISPLAY_AD_ITEM_KINDS } from './kinds/fields';
 
 /** Each module describes the kinds (and "all types" groups) of one area. */
 const MODULES: { kinds: readonly ResourceKind[]; groups?: readonly KindGroup[] }[] = [accounts, inventory, adItems, creatives, delivery, targeting, selfserve, reporting];

@@ -1,5 +1,5 @@
 import type { FieldSpec, KindGroup, ResourceKind } from '../types';
-import { name, pixels, url, html, metadata } from './fields';
+import { DISPLAY_AD_ITEM_KINDS, name, pixels, url, html, metadata } from './fields';
 
 /**
  * v2 ad items beyond the image and flash items shared with v1: custom HTML, native, rich media and
@@ -143,5 +143,5 @@ export const vastAdItem: ResourceKind = {
 export const kinds: ResourceKind[] = [customHtmlAdItem, nativeAdItem, richMediaAdItem, imageCompanionProduct, nativeCompanionProduct, vastAdItem];
 
 export const groups: KindGroup[] = [
-  { version: 'v2', path: '/v2/ad-items', kinds: ['image_ad_item', 'flash_ad_item', 'custom_html_ad_item', 'native_ad_item', 'rich_media_ad_item'] },
+  { version: 'v2', path: '/v2/ad-items', kinds: [...DISPLAY_AD_ITEM_KINDS] },
 ];

@@ -1,5 +1,5 @@
 import type { ResourceKind } from '../types';
-import { optionalInt, money } from './fields';
+import { DISPLAY_AD_ITEM_KINDS, optionalInt, money } from './fields';
 
 /**
  * Delivery: schedules (when, how often, quotas) and placements (which ad serves in which zone, with
@@ -30,7 +30,7 @@ export const schedule: ResourceKind = {
 };
 
 /** What a placement may put in a zone: any ad item type or a standard campaign (reference placement_advertisement). */
-export const PLACEMENT_ADVERTISEMENT_KINDS = ['image_ad_item', 'flash_ad_item', 'custom_html_ad_item', 'native_ad_item', 'rich_media_ad_item', 'standard_campaign'] as const;
+export const PLACEMENT_ADVERTISEMENT_KINDS = [...DISPLAY_AD_ITEM_KINDS, 'standard_campaign'] as const;
 
 export const placement: ResourceKind = {
   kind: 'placement',

@@ -1,4 +1,5 @@
 import type { FieldSpec, KindGroup, ResourceKind } from '../types';
+import { DISPLAY_AD_ITEM_KINDS } from './fields';
 
 /**
  * Inventory shared by v1 and v2: zones, campaigns, image/flash ad items (v1 banners), campaign
@@ -234,7 +235,7 @@ export const flashAdItem: ResourceKind = {
 };
 
 /** Kinds an assignment's `advertisement` may name (those without a view in a version are not accepted there). */
-const ADVERTISEMENT_KINDS = ['image_ad_item', 'flash_ad_item', 'custom_html_ad_item', 'native_ad_item', 'rich_media_ad_item'] as const;
+const ADVERTISEMENT_KINDS = DISPLAY_AD_ITEM_KINDS;
 
 export const campaignAssignment: ResourceKind = {
   kind: 'campaign_assignment',
