@@ -1,6 +1,7 @@
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import client from 'prom-client';
 import { envStr } from '../services/shared/config';
+import { createRedis, redisKeyPrefix } from '../services/shared/redis';
 import { log } from '../services/shared/log';
 import { registry } from '../services/shared/metrics';
 
@@ -18,7 +19,7 @@ const fallbackGauge = new client.Gauge({
 export class SharedState {
   readonly redis?: Redis;
   /** Every key this gateway writes starts with this (REDIS_KEY_PREFIX), so deployments can share a Redis. */
-  readonly prefix = envStr('REDIS_KEY_PREFIX', 'adserver:')!;
+  readonly prefix = redisKeyPrefix();
   /** 'starting' until the first connection attempt succeeds or fails. */
   private state: 'starting' | 'redis' | 'fallback' = 'starting';
   private since?: Date;
@@ -28,13 +29,7 @@ export class SharedState {
       fallbackGauge.set(1);
       return;
     }
-    this.redis = new Redis(url, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: 1000,
-      connectTimeout: 2000,
-      retryStrategy: (times) => Math.min(100 * times, 2000),
-    });
+    this.redis = createRedis(url, 'state');
     this.redis.on('ready', () => this.setFallback(false));
     this.redis.on('close', () => this.setFallback(true, 'connection closed'));
     this.redis.on('error', (err: Error) => this.setFallback(true, err.message));

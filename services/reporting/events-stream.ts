@@ -1,20 +1,18 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import type { Knex } from 'knex';
 import client from 'prom-client';
 import { RecordEventsRequest, ServingEvent } from '../../proto/gen/adserver/reporting/v1/events';
-import { envInt, envStr } from '../shared/config';
+import { envInt } from '../shared/config';
 import { errorFields, log } from '../shared/log';
 import { registry } from '../shared/metrics';
+import { createRedis, eventsStreamKey } from '../shared/redis';
 import { eventProblem, recordEvents } from './events-ingest';
 
 export const EVENTS_GROUP = 'reporting';
 
-/** The stream serving writes to (see proto/adserver/reporting/v1/events.proto). */
-export function eventsStreamKey(): string {
-  return `${envStr('REDIS_KEY_PREFIX', 'adserver:')}serving-events`;
-}
+export { eventsStreamKey };
 
 const streamEntries = new client.Counter({
   name: 'reporting_stream_entries_total',
@@ -50,10 +48,8 @@ export class EventStreamConsumer {
     private readonly knex: Knex,
     url: string,
   ) {
-    const opts = { maxRetriesPerRequest: null, retryStrategy: (times: number) => Math.min(100 * times, 2000) };
-    this.reader = new Redis(url, opts);
-    this.cmd = new Redis(url, opts);
-    for (const r of [this.reader, this.cmd]) r.on('error', (err: Error) => log.warn('event stream redis error', { error: err.message }));
+    this.reader = createRedis(url, 'stream', 'event stream reader');
+    this.cmd = createRedis(url, 'stream', 'event stream');
   }
 
   async start(): Promise<void> {

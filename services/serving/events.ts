@@ -1,4 +1,3 @@
-import Redis from 'ioredis';
 import { Counter, Gauge } from 'prom-client';
 import { registry } from '../shared/metrics';
 import { EventKind, RecordEventsRequest, ServingEvent } from '../../proto/gen/adserver/reporting/v1/events';
@@ -6,6 +5,7 @@ import { envInt, envStr } from '../shared/config';
 import { closeClients } from '../shared/grpc/client';
 import { eventIngest } from '../shared/grpc/clients';
 import { errorFields, log } from '../shared/log';
+import { createRedis, eventsStreamKey } from '../shared/redis';
 import type { Decision } from './tracking';
 
 /**
@@ -82,9 +82,8 @@ interface Transport {
 }
 
 function redisTransport(url: string): Transport {
-  const stream = `${envStr('REDIS_KEY_PREFIX', 'adserver:')}serving-events`;
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
-  redis.on('error', (err) => log.warn('serving events: Redis error', errorFields(err)));
+  const stream = eventsStreamKey();
+  const redis = createRedis(url, 'events', 'serving events');
   return {
     name: 'redis',
     async send(batch) {

@@ -1,8 +1,9 @@
 import http from 'node:http';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { bindHost, envInt, envStr } from '../shared/config';
 import { errorFields, log, setLogComponent } from '../shared/log';
 import { startMetricsServer } from '../shared/metrics';
+import { createRedis, redisKeyPrefix } from '../shared/redis';
 import { stopTelemetry } from '../shared/telemetry';
 import { DecisionData, DecisionFeed } from './decision-store';
 import { EventSink } from './events';
@@ -30,9 +31,8 @@ export async function runServing(): Promise<void> {
   let pagesRedis: Redis | undefined;
   let pages: PageMemory = new LocalPageMemory();
   if (redisUrl) {
-    pagesRedis = new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
-    pagesRedis.on('error', (err) => log.warn('serving page memory: Redis error', errorFields(err)));
-    pages = new RedisPageMemory(pagesRedis, envStr('REDIS_KEY_PREFIX', 'adserver:')!);
+    pagesRedis = createRedis(redisUrl, 'cache', 'serving page memory');
+    pages = new RedisPageMemory(pagesRedis, redisKeyPrefix());
   }
   // Opened when a geo rule first needs it, or at start with GEOIP_PRELOAD=1 (then every event carries a country).
   const geo = new GeoDatabase();
