@@ -2,9 +2,4 @@
 import { startTelemetry } from '../shared/telemetry';
 startTelemetry('serving');
 
-void import('./server').then(({ runServing }) =>
-  runServing().catch((err) => {
-    process.stderr.write(`serving failed to start: ${(err as Error).message}\n`);
-    process.exit(1);
-  }),
-);
+void Promise.all([import('../shared/lifecycle'), import('./server')]).then(([{ runProcess }, { runServing }]) => runProcess('serving', runServing));

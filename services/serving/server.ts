@@ -1,10 +1,10 @@
 import http from 'node:http';
 import type Redis from 'ioredis';
 import { bindHost, envInt, envStr } from '../shared/config';
-import { errorFields, log, setLogComponent } from '../shared/log';
+import type { Running } from '../shared/lifecycle';
+import { log } from '../shared/log';
 import { startMetricsServer } from '../shared/metrics';
 import { createRedis, redisKeyPrefix } from '../shared/redis';
-import { stopTelemetry } from '../shared/telemetry';
 import { DecisionData, DecisionFeed } from './decision-store';
 import { EventSink } from './events';
 import { GeoDatabase } from './targeting/geo';
@@ -17,9 +17,7 @@ import { ensureServingSecret, TokenSigner } from './tracking';
  * data kept in memory from inventory's DecisionData stream, events to reporting. On SIGTERM/SIGINT it
  * stops accepting requests, lets those in flight finish and flushes every buffered event.
  */
-export async function runServing(): Promise<void> {
-  setLogComponent('serving');
-  process.on('unhandledRejection', (err) => log.error('unhandled rejection', errorFields(err)));
+export async function runServing(): Promise<Running> {
   const data = { current: new DecisionData() };
   const feed = new DecisionFeed(data);
   feed.start();
@@ -50,23 +48,17 @@ export async function runServing(): Promise<void> {
   });
   const metrics = await startMetricsServer(envInt('METRICS_PORT', 9469));
   log.info('ready', { port, host, events: events.transport.name });
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info('stopping', { signal });
-    const closed = new Promise<void>((r) => server.close(() => r()));
-    server.closeIdleConnections();
-    await Promise.race([closed, new Promise((r) => setTimeout(r, 10_000))]);
-    server.closeAllConnections();
-    feed.stop();
-    const left = await events.close();
-    await pagesRedis?.quit().catch(() => undefined);
-    metrics.close();
-    await stopTelemetry();
-    log.info('stopped', { undelivered_events: left });
-    process.exit(0);
+  return {
+    async stop() {
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      server.closeIdleConnections();
+      await Promise.race([closed, new Promise((r) => setTimeout(r, 10_000))]);
+      server.closeAllConnections();
+      feed.stop();
+      const left = await events.close();
+      await pagesRedis?.quit().catch(() => undefined);
+      metrics.close();
+      return { undelivered_events: left };
+    },
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
 }
