@@ -1,5 +1,4 @@
 import crypto from 'node:crypto';
-import os from 'node:os';
 import { CreativeFilesService, type CreativeFile, type GetCreativeFileRequest } from '../../proto/gen/adserver/inventory/v1/creative_files';
 import {
   AdItemTasksService,
@@ -9,6 +8,7 @@ import {
 } from '../../proto/gen/adserver/inventory/v1/tasks';
 import { getKind, type Json, type ParameterError } from '../shared/catalog';
 import { parseSize, sizeProblem } from '../shared/catalog/validate';
+import { LeaseQueue } from '../shared/lease-queue';
 import { envInt, serveBaseUrl } from '../shared/config';
 import type { Database } from '../shared/db';
 import { formatTimestamp } from '../shared/db';
@@ -194,27 +194,16 @@ export function adItemTasksBinding(db: Database, store: ResourceStore): ServiceB
  */
 export async function startNativeToImageWorker(db: Database, store: ResourceStore): Promise<() => Promise<void>> {
   const knex = db.knex;
-  const owner = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`.slice(0, 64);
-  const leaseMs = envInt('NATIVE_TO_IMAGE_LEASE_MS', 30_000);
+  const queue = new LeaseQueue<TaskRow>(knex, {
+    table: 'native_to_image_tasks',
+    leaseUntil: 'lease_until',
+    leaseMs: envInt('NATIVE_TO_IMAGE_LEASE_MS', 30_000),
+    readyWhen: 'not_before <= now()',
+    onClaim: 'started_at = coalesce(started_at, now())',
+  });
+  const whileHeld = (id: number, fields: Record<string, unknown>) => queue.whileHeld(id, fields);
   let stopped = false;
   const pollMs = envInt('NATIVE_TO_IMAGE_POLL_MS', 250);
-
-  const claim = async (): Promise<TaskRow | undefined> => {
-    const { rows } = await knex.raw(
-      `update native_to_image_tasks set status = 'running', started_at = coalesce(started_at, now()), attempts = attempts + 1,
-              lease_owner = ?, lease_until = now() + (? * interval '1 millisecond')
-        where id = (select id from native_to_image_tasks
-                     where (status = 'queued' and not_before <= now()) or (status = 'running' and lease_until < now())
-                     order by id limit 1 for update skip locked)
-        returning *`,
-      [owner, leaseMs],
-    );
-    return (rows as TaskRow[])[0];
-  };
-
-  /** Changes the task only while this replica still holds it; false when the lease was lost. */
-  const whileHeld = async (id: number, fields: Record<string, unknown>): Promise<boolean> =>
-    (await knex('native_to_image_tasks').where({ id, lease_owner: owner, status: 'running' }).update(fields)) > 0;
 
   const runOne = async (task: TaskRow) => {
     if (task.attempts > MAX_ATTEMPTS) {
@@ -224,9 +213,7 @@ export async function startNativeToImageWorker(db: Database, store: ResourceStor
       return;
     }
     const t: Tenant = { accountId: Number(task.account_id), mode: task.mode };
-    const renew = setInterval(() => {
-      void whileHeld(task.id, { lease_until: knex.raw(`now() + (? * interval '1 millisecond')`, [leaseMs]) }).catch(() => undefined);
-    }, Math.max(100, Math.floor(leaseMs / 3)));
+    const releaseLease = queue.keepLease(task.id);
     try {
       const creativeId = await convert(knex, store, t, task);
       if (await whileHeld(task.id, { status: 'success', image_creative: creativeId, error: null, completed_at: knex.fn.now(), lease_until: null })) {
@@ -241,7 +228,7 @@ export async function startNativeToImageWorker(db: Database, store: ResourceStor
       else await whileHeld(task.id, { status: 'queued', lease_owner: null, lease_until: null, not_before: knex.raw("now() + interval '2 seconds'") });
       log.warn('native-to-image task failed', { task: Number(task.id), permanent, ...errorFields(err) });
     } finally {
-      clearInterval(renew);
+      releaseLease();
     }
   };
 
@@ -250,7 +237,7 @@ export async function startNativeToImageWorker(db: Database, store: ResourceStor
   const loop = async () => {
     while (!stopped) {
       try {
-        current = await claim();
+        current = await queue.claim();
       } catch (err) {
         log.warn('native-to-image poll failed', errorFields(err));
       }
@@ -272,7 +259,7 @@ export async function startNativeToImageWorker(db: Database, store: ResourceStor
     const finished = await Promise.race([running.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
     const held = current;
     if (!finished && held) {
-      await whileHeld(held.id, { status: 'queued', lease_until: null, lease_owner: null }).catch(() => undefined);
+      await queue.handBack(held.id).catch(() => undefined);
       log.info('native-to-image task handed back at stop', { task: Number(held.id) });
     }
   };

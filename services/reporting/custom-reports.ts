@@ -1,5 +1,3 @@
-import crypto from 'node:crypto';
-import os from 'node:os';
 import type { Knex } from 'knex';
 import type { ServerUnaryCall } from '@grpc/grpc-js';
 import {
@@ -7,6 +5,7 @@ import {
 } from '../../proto/gen/adserver/reporting/v1/custom_reports';
 import { Report, type ReportQuery } from '../../proto/gen/adserver/reporting/v1/reports';
 import type { ParameterError } from '../shared/catalog/types';
+import { LeaseQueue } from '../shared/lease-queue';
 import { envInt } from '../shared/config';
 import { formatTimestamp } from '../shared/db';
 import { fail, ServiceError } from '../shared/errors';
@@ -235,8 +234,12 @@ export function customReportsBinding(knex: Knex): ServiceBinding {
  * expires, so a restart never loses one).
  */
 export function startReportGeneration(knex: Knex): () => Promise<void> {
-  const owner = `${os.hostname()}-${process.pid}-${crypto.randomBytes(3).toString('hex')}`;
-  const leaseMs = envInt('REPORT_GENERATION_LEASE_MS', 60_000);
+  const queue = new LeaseQueue<GeneratedRow & { attempts?: number }>(knex, {
+    table: 'generated_reports',
+    leaseUntil: 'lease_expires_at',
+    leaseMs: envInt('REPORT_GENERATION_LEASE_MS', 60_000),
+    onClaim: 'started_at = now()',
+  });
   const interval = envInt('REPORT_GENERATION_INTERVAL_MS', 1000);
   let stopped = false;
   let running: Promise<void> | undefined;
@@ -263,23 +266,9 @@ export function startReportGeneration(knex: Knex): () => Promise<void> {
     }
   };
 
-  const claim = async (): Promise<GeneratedRow | undefined> => {
-    const res = await knex.raw(
-      `update generated_reports set status = 'running', lease_owner = ?, lease_expires_at = now() + ? * interval '1 millisecond',
-         attempts = attempts + 1, started_at = now()
-       where id = (select id from generated_reports
-                   where status = 'queued' or (status = 'running' and lease_expires_at < now())
-                   order by id for update skip locked limit 1)
-       returning *`,
-      [owner, leaseMs],
-    );
-    return (res as { rows: GeneratedRow[] }).rows[0];
-  };
-
   const generate = async (row: GeneratedRow & { attempts?: number }) => {
     const t: Tenant = { accountId: Number(row.account_id), mode: row.mode as Tenant['mode'] };
-    const finish = (fields: Record<string, unknown>) =>
-      knex('generated_reports').where({ id: row.id, lease_owner: owner }).update({ ...fields, completed_at: knex.fn.now(), lease_owner: null, lease_expires_at: null });
+    const finish = (fields: Record<string, unknown>) => queue.whileHeld(row.id, { ...fields, completed_at: knex.fn.now(), lease_owner: null, lease_expires_at: null });
     const config = await knex('resources').select('kind', 'attributes').where({ id: row.configuration_id, account_id: t.accountId, mode: t.mode }).first();
     if (!config) return finish({ status: 'error', error: 'The report configuration no longer exists.' });
     try {
@@ -306,7 +295,7 @@ export function startReportGeneration(knex: Knex): () => Promise<void> {
   const tick = async () => {
     await queueDueSchedules();
     for (let i = 0; i < 10 && !stopped; i++) {
-      const row = await claim();
+      const row = await queue.claim();
       if (!row) break;
       await generate(row);
     }

@@ -1,9 +1,8 @@
-import crypto from 'node:crypto';
-import os from 'node:os';
 import type Redis from 'ioredis';
 import type { Knex } from 'knex';
 import client from 'prom-client';
 import { RecordEventsRequest, ServingEvent } from '../../proto/gen/adserver/reporting/v1/events';
+import { workerId } from '../shared/lease-queue';
 import { envInt } from '../shared/config';
 import { errorFields, log } from '../shared/log';
 import { registry } from '../shared/metrics';
@@ -32,7 +31,7 @@ type Entry = [id: string | Buffer, fields: (string | Buffer)[]];
  */
 export class EventStreamConsumer {
   private readonly key = eventsStreamKey();
-  private readonly consumer = `${os.hostname()}-${process.pid}-${crypto.randomBytes(3).toString('hex')}`;
+  private readonly consumer = workerId();
   private readonly reader: Redis;
   private readonly cmd: Redis;
   private running = true;

@@ -1,7 +1,6 @@
-import crypto from 'node:crypto';
-import os from 'node:os';
 import type { Knex } from 'knex';
 import type { RebuildRollupsRequest, RebuildRollupsResponse } from '../../proto/gen/adserver/reporting/v1/reports';
+import { workerId } from '../shared/lease-queue';
 import { envInt } from '../shared/config';
 import { ParamErrors } from './report-params';
 import { rollupUpsert } from './events-ingest';
@@ -60,7 +59,7 @@ export async function rebuildRollups(knex: Knex, req: RebuildRollupsRequest, now
  * on whichever replica holds the `retention` lease, in chunks so no single statement holds locks long.
  */
 export function startRetentionSweep(knex: Knex): () => Promise<void> {
-  const holder = `${os.hostname()}-${process.pid}-${crypto.randomBytes(3).toString('hex')}`;
+  const holder = workerId();
   const interval = envInt('EVENT_RETENTION_INTERVAL_MS', 3_600_000);
   let running: Promise<void> | undefined;
   const sweep = async () => {

@@ -22,7 +22,8 @@ let db: pg.Client;
 let acct: TestAccount;
 const tasks = () => `${process.env.DATABASE_URL ? info.schemaPrefix : ''}inventory.native_to_image_tasks`;
 const files = () => `${process.env.DATABASE_URL ? info.schemaPrefix : ''}inventory.creative_files`;
-const ownedBy = (owner: string | null, r: ServiceReplica) => owner?.includes(`:${r.proc.pid}:`) ?? false;
+// Worker ids are `host-pid-random` (services/shared/lease-queue.ts).
+const ownedBy = (owner: string | null, r: ServiceReplica) => owner?.includes(`-${r.proc.pid}-`) ?? false;
 
 beforeAll(async () => {
   info = JSON.parse(process.env.TEST_PLATFORM!);
