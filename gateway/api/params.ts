@@ -1,3 +1,4 @@
+import { parseBoolean } from '../../services/shared/booleans';
 import type { Request } from 'express';
 import type { FieldSpec, Json, ParameterError } from '../../services/shared/catalog';
 import { validateInput } from '../../services/shared/catalog/validate';
@@ -124,13 +125,13 @@ export type BodyOf<F> = { [K in keyof F as F[K] extends { required: true } ? K :
   [K in keyof F as F[K] extends { required: true } ? never : K]?: FieldValue<F[K]>;
 };
 
-/** Query flags and their text: `true`/`1`, `false`/`0`, and a bare `?name` (no value) means true. */
-export const FLAG_VALUES: Readonly<Record<string, boolean>> = { '': true, true: true, '1': true, false: false, '0': false };
 
 /** A boolean query flag: undefined when absent; 400 naming it for anything but the values above. */
 export function queryFlag(req: Request, name: string): boolean | undefined {
   const v = req.query[name];
   if (v === undefined) return undefined;
-  if (typeof v === 'string' && v in FLAG_VALUES) return FLAG_VALUES[v];
+  // The platform's boolean rule, and a bare `?name` (no value) means true.
+  const value = v === '' ? true : typeof v === 'string' ? parseBoolean(v) : undefined;
+  if (value !== undefined) return value;
   throw apiErrors.invalid([{ field: name, type: 'invalid_value', message: `'${name}' must be true or false (or given alone, meaning true), once.` }]);
 }

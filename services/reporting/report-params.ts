@@ -1,3 +1,4 @@
+import { parseBoolean } from '../shared/booleans';
 import type { ParameterError } from '../shared/catalog/types';
 import { fail } from '../shared/errors';
 import {
@@ -34,10 +35,9 @@ export class ParamErrors {
 
 export function parseBool(raw: string, name: string, fallback: boolean, errors: ParamErrors): boolean {
   if (raw === '') return fallback;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  errors.add(name, `'${name}' must be true or false.`);
-  return fallback;
+  const value = parseBoolean(raw);
+  if (value === undefined) errors.add(name, `'${name}' must be true or false.`);
+  return value ?? fallback;
 }
 
 export function parseIds(raw: string, name: string, errors: ParamErrors): number[] {

@@ -1,3 +1,4 @@
+import { parseBoolean } from '../shared/booleans';
 import type http from 'node:http';
 import { isHttpUrl } from '../shared/catalog/validate';
 
@@ -112,7 +113,7 @@ function targetingInputs(get: (n: string) => unknown) {
     data: dataKeysOf(get('_abdk_json'), get('_abdk')),
     userFreq: userFreqOf(get('user_freq')),
     pid: pid === null || pid === undefined ? '' : macro(pid, 'pid').slice(0, 64),
-    debug: ['1', 'true', true, 1].includes(get('debug') as never),
+    debug: parseBoolean(get('debug')) ?? false,
   };
 }
 
@@ -186,7 +187,7 @@ export function serveRequest(p: URLSearchParams | Record<string, unknown>): Serv
     zone: positiveInt(p, 'setID', 'the zone id'),
     type,
     size: parseSize(get('size')),
-    rf: rf === 1 || rf === '1' || rf === true,
+    rf: parseBoolean(rf) ?? false,
     click: clickPrefix(get('click')),
     extra: extraParam(get('extra')),
     ...targetingInputs(get),
@@ -200,7 +201,7 @@ export function tagRequest(q: URLSearchParams): ServeRequest {
     zone: positiveInt(q, 'zone', 'the zone id'),
     type: 'json',
     size: parseSize(q.get('size')),
-    rf: q.get('rf') === '1',
+    rf: parseBoolean(q.get('rf')) ?? false,
     click: clickPrefix(q.get('click')),
     extra: extraParam(q.get('extra')),
     ...targetingInputs((n) => q.get(n)),

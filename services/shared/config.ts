@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parseBoolean } from './booleans';
 import type { ServiceName } from './catalog/types';
 
 const SERVICE_ORDER: ServiceName[] = ['accounts', 'inventory', 'selfserve', 'reporting'];
@@ -33,13 +34,26 @@ export function envStr(name: string, fallback?: string): string | undefined {
   return raw === undefined || raw === '' ? fallback : raw;
 }
 
+/** The whole environment, copied: what a launcher hands its children. */
+export function environment(): NodeJS.ProcessEnv {
+  return { ...process.env };
+}
+
+/** Sets settings for this process and the modules it loads next (launchers and the migration runner). */
+export function setEnvironment(values: NodeJS.ProcessEnv): void {
+  for (const [name, value] of Object.entries(values)) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+}
+
 /** A boolean setting: true/false/1/0 (the same words as the API's boolean query flags). */
 export function envBool(name: string, fallback: boolean): boolean {
   const raw = envStr(name);
   if (raw === undefined) return fallback;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  throw new Error(`${name} must be true, false, 1 or 0, got '${raw}'`);
+  const value = parseBoolean(raw);
+  if (value === undefined) throw new Error(`${name} must be true, false, 1 or 0, got '${raw}'`);
+  return value;
 }
 
 /** A setting that takes one of a few words. */
