@@ -11,6 +11,7 @@
  * Each command prints one JSON line.
  */
 import { Mode, type ApiKey } from '../proto/gen/adserver/accounts/v1/accounts';
+import { serviceAddress } from '../services/shared/config';
 import { closeClients, present } from '../services/shared/grpc/client';
 import { accounts, reports } from '../services/shared/grpc/clients';
 import { loadSyntheticEvents } from './bench/synthetic-events';
@@ -160,7 +161,7 @@ run(command, args)
   .catch((err: { details?: string; message?: string; code?: number }) => {
     const message =
       err.code === 14
-        ? `cannot reach the accounts service at ${process.env.ACCOUNTS_ADDR ?? '127.0.0.1:50051'}; is the platform running (npm start)?`
+        ? `cannot reach the accounts service at ${serviceAddress('accounts')}; is the platform running (npm start)?`
         : err.code === 16
           ? 'the accounts service refused this CLI: run it with the same DATA_DIR (or INTERNAL_TOKEN) as the platform.'
           : err.details || err.message;

@@ -16,6 +16,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { environment, envStr } from '../services/shared/config';
 
 const run = promisify(execFile);
 
@@ -126,7 +127,7 @@ function reachableBy(user: { uid: number; gid: number }, dir: string): boolean {
 }
 
 /** Where clusters live when DATA_DIR is out of the server user's reach (a checkout under /root). */
-const CLUSTER_HOME = () => process.env.EMBEDDED_POSTGRES_HOME || '/var/lib/ad-serving';
+const CLUSTER_HOME = () => envStr('EMBEDDED_POSTGRES_HOME', '/var/lib/ad-serving')!;
 
 /**
  * The cluster's directory: DATA_DIR/postgres, or, as root when the `postgres` user cannot reach
@@ -168,7 +169,7 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
   const runAs = serverUser();
   const dir = clusterDir(options.dataDir, runAs);
   const { bin, lib } = binaries(runAs);
-  const env = { ...process.env, LD_LIBRARY_PATH: [lib, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':'), LC_ALL: 'C', LANG: 'C' };
+  const env = { ...environment(), LD_LIBRARY_PATH: [lib, envStr('LD_LIBRARY_PATH')].filter(Boolean).join(':'), LC_ALL: 'C', LANG: 'C' };
   const exec = (file: string, args: string[], timeout = 60_000) => run(path.join(bin, file), args, { env, timeout, uid: runAs?.uid, gid: runAs?.gid });
   const pw = password(dir);
 

@@ -5,7 +5,7 @@
  *
  *   MIGRATIONS_DATABASE_URL=postgres://owner@db/ads node dist/scripts/migrate.js [service ...]
  */
-import { SERVICE_NAMES, envStr } from '../services/shared/config';
+import { SERVICE_NAMES, envStr, setEnvironment } from '../services/shared/config';
 import type { ServiceName } from '../services/shared/catalog/types';
 import { errorFields, log, setLogComponent } from '../services/shared/log';
 
@@ -13,8 +13,7 @@ async function main(): Promise<void> {
   setLogComponent('migrate');
   const url = envStr('MIGRATIONS_DATABASE_URL', envStr('DATABASE_URL'));
   if (!url) throw new Error('MIGRATIONS_DATABASE_URL (or DATABASE_URL) must name the PostgreSQL database to migrate');
-  process.env.DATABASE_URL = url;
-  process.env.DB_MIGRATE = 'true';
+  setEnvironment({ DATABASE_URL: url, DB_MIGRATE: 'true' });
   const wanted = process.argv.slice(2);
   for (const w of wanted) if (!SERVICE_NAMES.includes(w as ServiceName)) throw new Error(`unknown service '${w}' (one of ${SERVICE_NAMES.join(', ')})`);
   const { openDatabase, schemaFor } = await import('../services/shared/db');

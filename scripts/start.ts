@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { SERVICE_DEFAULTS, SERVICE_NAMES, bindHost, dataDir, envInt, envStr, serveBaseUrl } from '../services/shared/config';
+import { SERVICE_DEFAULTS, SERVICE_NAMES, bindHost, dataDir, envInt, envStr, environment, serveBaseUrl, setEnvironment } from '../services/shared/config';
 import { closeClients } from '../services/shared/grpc/client';
 import { serviceServing } from '../services/shared/grpc/health-probe';
 import { ensureInternalToken } from '../services/shared/internal-token';
@@ -17,7 +17,7 @@ import { ensureServingSecret } from '../services/serving/tracking';
 
 /** The compiled tree (dist/), where every entry point lives. */
 const root = path.resolve(__dirname, '..');
-const quiet = process.env.START_QUIET === '1';
+const quiet = envStr('START_QUIET') === '1';
 
 interface Child {
   name: string;
@@ -37,7 +37,7 @@ function say(msg: string): void {
 }
 
 function platformEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir(), INTERNAL_TOKEN: ensureInternalToken(), SERVING_SECRET: ensureServingSecret() };
+  const env: NodeJS.ProcessEnv = { ...environment(), DATA_DIR: dataDir(), INTERNAL_TOKEN: ensureInternalToken(), SERVING_SECRET: ensureServingSecret() };
   // The ad server: public serve paths, reached directly or through the gateway's proxy.
   env.SERVING_ADDR ??= `127.0.0.1:${envInt('SERVING_PORT', 8090)}`;
   for (const name of SERVICE_NAMES) {
@@ -241,12 +241,12 @@ function terminate(list: Child[]): Promise<unknown> {
 }
 
 async function main(): Promise<void> {
-  process.env = baseEnv;
+  setEnvironment(baseEnv);
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
   clearLeftovers();
   await checkPorts();
-  if (!process.env.DATABASE_URL) {
+  if (!envStr('DATABASE_URL')) {
     const started = Date.now();
     database = await startEmbeddedPostgres({ dataDir: baseEnv.DATA_DIR!, port: envInt('EMBEDDED_POSTGRES_PORT', 54329), say });
     say(`embedded PostgreSQL ready on 127.0.0.1:${database.port} (${Date.now() - started} ms)`);

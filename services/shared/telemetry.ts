@@ -14,7 +14,7 @@
 import type http from 'node:http';
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Instrumentation } from '@opentelemetry/instrumentation';
-import { envBool } from './config';
+import { envBool, envStr } from './config';
 
 let shutdown: (() => Promise<void>) | undefined;
 
@@ -38,10 +38,11 @@ export const DEFAULT_TRACE_SAMPLE_RATIO = 0.1;
 
 /** Parent-based ratio sampling, unless the standard OTEL_TRACES_SAMPLER variable chooses a sampler. */
 function defaultSampler() {
-  if (process.env.OTEL_TRACES_SAMPLER) return undefined;
+  if (envStr('OTEL_TRACES_SAMPLER')) return undefined;
   const { ParentBasedSampler, TraceIdRatioBasedSampler } = require('@opentelemetry/sdk-trace-node') as typeof import('@opentelemetry/sdk-trace-node');
-  const arg = Number(process.env.OTEL_TRACES_SAMPLER_ARG);
-  const ratio = process.env.OTEL_TRACES_SAMPLER_ARG && arg >= 0 && arg <= 1 ? arg : DEFAULT_TRACE_SAMPLE_RATIO;
+  const given = envStr('OTEL_TRACES_SAMPLER_ARG');
+  const arg = Number(given);
+  const ratio = given && arg >= 0 && arg <= 1 ? arg : DEFAULT_TRACE_SAMPLE_RATIO;
   return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) });
 }
 
@@ -49,7 +50,7 @@ export function startTelemetry(serviceName: string): void {
   if (shutdown || envBool('OTEL_SDK_DISABLED', false)) return;
   const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
   const resource = resourceFromAttributes({ 'service.name': `adserver-${serviceName}` });
-  if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT) {
+  if (envStr('OTEL_EXPORTER_OTLP_ENDPOINT')) {
     const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
     const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
     const sdk = new NodeSDK({ resource, traceExporter: new OTLPTraceExporter(), instrumentations: instrumentations(), sampler: defaultSampler() });

