@@ -16,6 +16,7 @@ import path from 'node:path';
 import { Metadata } from '@grpc/grpc-js';
 import Redis from 'ioredis';
 import { EventKind, ServingEvent } from '../../proto/gen/adserver/reporting/v1/events';
+import { ReportQuery } from '../../proto/gen/adserver/reporting/v1/reports';
 import { closeClients } from '../../services/shared/grpc/client';
 import { accounts, eventIngest, reports as reportsApi } from '../../services/shared/grpc/clients';
 import { dropSchemas, startPlatform, stopPlatform } from '../../gateway/test/support/platform';
@@ -68,7 +69,7 @@ async function main(): Promise<void> {
     const md = new Metadata();
     md.set('x-account-id', String(account));
     md.set('x-mode', 'live');
-    const q = { type: 'zone', period: 'day', preset: 'last-30-days', from: '', to: '', timezone: '', summary: '', details: 'true', breakdown: '', financials: '', publishers: '', zones: '', advertisers: '', campaigns: '', adItems: '', excludePublisherAdItems: '', excludeCampaignAdItems: '', excludeChannelStats: '', requireChannelStats: '', vast: false, textads: '', popups: '' };
+    const q = ReportQuery.fromPartial({ type: 'zone', period: 'day', preset: 'last-30-days', details: true });
     let checked = 0;
     for (let i = 0; i < reports + 3; i++) {
       let t0 = process.hrtime.bigint();

@@ -14,7 +14,7 @@ import { errorFields, log } from '../shared/log';
 import type { Attributes, KindHooks } from '../shared/resource-store';
 import { tenantFromMetadata, type Tenant } from '../shared/tenant';
 import { ParamErrors, REPORT_TYPES, VAST_REPORT_TYPES, parseRange } from './report-params';
-import { buildReport, parseReportQuery } from './report-query';
+import { buildReport, parseReportQuery, withFinancials } from './report-query';
 import { addMonths, type CalendarDate } from './timezones';
 
 const CONFIG_KIND = { display: 'report_configuration', vast: 'vast_report_configuration' } as const;
@@ -145,7 +145,7 @@ function toGenerated(r: GeneratedRow, withReport: boolean, display?: Record<stri
   return {
     id: Number(r.id), name: r.name, configuration: Number(r.configuration_id), schedule: Number(r.schedule_id ?? 0), status: r.status,
     createdAt: ts(r.created_at), startedAt: ts(r.started_at), completedAt: ts(r.completed_at), error: r.error ?? '',
-    report: withReport && r.result ? Report.decode(r.result) : undefined,
+    report: withReport && r.result ? withFinancials(Report.decode(r.result)) : undefined,
     displayDetails: display?.details ?? true, displaySummary: display?.summary ?? true,
   };
 }
@@ -159,14 +159,14 @@ async function ownResource(db: Knex, t: Tenant, kind: string, id: number): Promi
 export function configurationQuery(a: Attributes, vast: boolean): ReportQuery {
   const date = (a.date ?? {}) as Record<string, string | null>;
   const filters = (a.filters ?? {}) as Record<string, number[] | null>;
-  const list = (k: string) => (filters[k] ?? []).join(',');
+  const list = (k: string) => filters[k] ?? [];
   return {
     type: String(a.type), period: String(a.period), preset: date.preset ?? '', from: date.start ?? '', to: date.end ?? '', timezone: date.timezone ?? '',
-    summary: 'true', details: 'true', breakdown: 'false', financials: 'true',
+    summary: true, details: true, breakdown: false, financials: true,
     publishers: list('publishers'), zones: list('zones'), advertisers: list('advertisers'), campaigns: list('campaigns'), adItems: list('ad_items'),
-    excludePublisherAdItems: String(a.exclude_publisher_ad_items === true), excludeCampaignAdItems: String(a.exclude_campaign_ad_items === true),
-    excludeChannelStats: String(a.exclude_channel_stats === true), requireChannelStats: String(a.require_channel_stats === true), vast,
-    textads: '', popups: '',
+    excludePublisherAdItems: a.exclude_publisher_ad_items === true, excludeCampaignAdItems: a.exclude_campaign_ad_items === true,
+    excludeChannelStats: a.exclude_channel_stats === true, requireChannelStats: a.require_channel_stats === true, vast,
+    textads: [], popups: [],
   };
 }
 

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { EventDetail, EventDetailsPage, EventDetailsQuery, EventLogExport, EventLogQuery } from '../../proto/gen/adserver/reporting/v1/reports';
 import { formatTimestamp } from '../shared/db';
 import type { Tenant } from '../shared/tenant';
-import { ParamErrors, parseEnum, parseIds, parseRange } from './report-params';
+import { ParamErrors, checkedIds, parseEnum, parseRange } from './report-params';
 import { formatInZone } from './timezones';
 
 const FILTERS: Record<string, Record<string, string>> = {
@@ -48,9 +48,9 @@ export async function listEventDetails(knex: Knex, tenant: Tenant, q: EventDetai
   const errors = new ParamErrors();
   const filters = FILTERS[q.kind] ?? {};
   const filterType = parseEnum(q.filterType, 'filter_type', Object.keys(filters), errors, false);
-  const ids = parseIds(q.filterIds, 'filter_ids', errors);
+  const ids = checkedIds(q.filterIds, 'filter_ids', errors);
   if (ids.length && !filterType && q.filterType === '') errors.add('filter_type', "'filter_ids' needs 'filter_type' to say what the ids are.", 'missing_field');
-  if (filterType && !ids.length && q.filterIds === '') errors.add('filter_ids', `'filter_type' ${filterType} needs 'filter_ids' (comma-separated ids).`, 'missing_field');
+  if (filterType && !ids.length && !q.filterIds.length) errors.add('filter_ids', `'filter_type' ${filterType} needs 'filter_ids' (comma-separated ids).`, 'missing_field');
   const range = parseRange(q, errors, now);
   errors.throwIfAny();
   const page: EventDetailsPage = { data: [], hasMore: false, from: formatInZone(range!.zone, range!.from), to: formatInZone(range!.zone, range!.to), timezone: range!.zone };

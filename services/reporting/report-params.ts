@@ -1,6 +1,6 @@
-import { parseBoolean } from '../shared/booleans';
 import type { ParameterError } from '../shared/catalog/types';
 import { fail } from '../shared/errors';
+import { MAX_IDS } from '../shared/query-values';
 import {
   addDays, addMonths, dateIn, isTimeZone, midnight, nextPeriod, startOfPeriod, type CalendarDate, type Period,
 } from './timezones';
@@ -17,7 +17,6 @@ export const PRESETS = [
   'today', 'last-24-hours', 'yesterday', 'this-week', 'last-week', 'this-month', 'last-month', 'year-to-date', 'last-year',
   'last-7-days', 'last-14-days', 'last-30-days', 'last-3-months', 'last-6-months', 'last-12-months',
 ] as const;
-const MAX_IDS = 1000;
 const ISO = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})$/;
 
 /** The platform default until accounts carry a timezone setting of their own. */
@@ -33,21 +32,13 @@ export class ParamErrors {
   }
 }
 
-export function parseBool(raw: string, name: string, fallback: boolean, errors: ParamErrors): boolean {
-  if (raw === '') return fallback;
-  const value = parseBoolean(raw);
-  if (value === undefined) errors.add(name, `'${name}' must be true or false.`);
-  return value ?? fallback;
-}
-
-export function parseIds(raw: string, name: string, errors: ParamErrors): number[] {
-  if (raw === '') return [];
-  const parts = raw.split(',').map((s) => s.trim());
-  if (parts.length > MAX_IDS || parts.some((p) => !/^[1-9]\d{0,15}$/.test(p) || !Number.isSafeInteger(Number(p)))) {
-    errors.add(name, `'${name}' must be a comma-separated list of up to ${MAX_IDS} positive integer ids.`);
+/** Ids of a typed filter, checked as any caller's (the gateway reads them from the query first). */
+export function checkedIds(ids: readonly number[], name: string, errors: ParamErrors): number[] {
+  if (ids.length > MAX_IDS || ids.some((id) => !Number.isSafeInteger(id) || id < 1)) {
+    errors.add(name, `'${name}' must be a list of up to ${MAX_IDS} positive integer ids.`);
     return [];
   }
-  return parts.map(Number);
+  return [...ids];
 }
 
 export function parseEnum<T extends string>(raw: string, name: string, allowed: readonly T[], errors: ParamErrors, required: boolean): T | undefined {

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
-import type { BreakdownRow, Money, Report, ReportEntity, ReportQuery, Totals } from '../../proto/gen/adserver/reporting/v1/reports';
+import type { BreakdownRow, Financials, Money, Report, ReportEntity, ReportQuery, Totals } from '../../proto/gen/adserver/reporting/v1/reports';
 import type { Tenant } from '../shared/tenant';
-import { formatDecimal, parseDecimal } from '../shared/decimal';
-import { PERIODS, ParamErrors, REPORT_TYPES, VAST_REPORT_TYPES, parseBool, parseEnum, parseIds, parseRange, type TimeRange } from './report-params';
+import { divide, formatDecimal, parseDecimal } from '../shared/decimal';
+import { PERIODS, ParamErrors, REPORT_TYPES, VAST_REPORT_TYPES, checkedIds, parseEnum, parseRange, type TimeRange } from './report-params';
 import { formatInZone, periodStarts, type Period } from './timezones';
 
 /** Rollup column holding the id a report type groups by; types without one answer no rows yet. */
@@ -47,22 +47,22 @@ export function parseReportQuery(q: ReportQuery, opts: { periodRequired?: boolea
   const period = parseEnum(q.period, 'period', PERIODS, errors, opts.periodRequired ?? true) ?? 'day';
   const range = parseRange(q, errors, opts.now);
   const parsed = {
-    summary: parseBool(q.summary, 'summary', true, errors),
-    details: parseBool(q.details, 'details', false, errors),
-    breakdown: parseBool(q.breakdown, 'breakdown', false, errors),
-    financials: parseBool(q.financials, 'financials', true, errors),
+    summary: q.summary ?? true,
+    details: q.details ?? false,
+    breakdown: q.breakdown ?? false,
+    financials: q.financials ?? true,
     filters: {
-      publisher_id: parseIds(q.publishers, 'publishers', errors),
-      zone_id: parseIds(q.zones, 'zones', errors),
-      advertiser_id: parseIds(q.advertisers, 'advertisers', errors),
-      campaign_id: parseIds(q.campaigns, 'campaigns', errors),
-      ad_item_id: parseIds(q.adItems, 'ad-items', errors),
+      publisher_id: checkedIds(q.publishers, 'publishers', errors),
+      zone_id: checkedIds(q.zones, 'zones', errors),
+      advertiser_id: checkedIds(q.advertisers, 'advertisers', errors),
+      campaign_id: checkedIds(q.campaigns, 'campaigns', errors),
+      ad_item_id: checkedIds(q.adItems, 'ad-items', errors),
     },
-    excludePublisherAdItems: parseBool(q.excludePublisherAdItems, 'exclude_publisher_ad_items', false, errors),
-    excludeCampaignAdItems: parseBool(q.excludeCampaignAdItems, 'exclude_campaign_ad_items', false, errors),
-    excludeChannelStats: parseBool(q.excludeChannelStats, 'exclude_channel_stats', false, errors),
-    requireChannelStats: parseBool(q.requireChannelStats, 'require_channel_stats', false, errors),
-    unrecordedFilter: parseIds(q.textads, 'textads', errors).length + parseIds(q.popups, 'popups', errors).length > 0,
+    excludePublisherAdItems: q.excludePublisherAdItems,
+    excludeCampaignAdItems: q.excludeCampaignAdItems,
+    excludeChannelStats: q.excludeChannelStats,
+    requireChannelStats: q.requireChannelStats,
+    unrecordedFilter: q.textads.length + q.popups.length > 0,
   };
   errors.throwIfAny();
   return { type: type!, period, range: range!, vast: q.vast, ...parsed };
@@ -102,8 +102,38 @@ class Tally {
 
   totals(): Totals {
     const cost: Money[] = [...this.money.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([currency, v]) => ({ currency, amount: formatDecimal(v, 9) }));
-    return { responses: this.responses, impressions: this.impressions, clicks: this.clicks, conversions: this.conversions, cost };
+    const t = { responses: this.responses, impressions: this.impressions, clicks: this.clicks, conversions: this.conversions, cost };
+    return { ...t, financials: financialsOf(t) };
   }
+}
+
+/** What a cost means to each party, and its effective rates, per currency. */
+export function financialsOf(t: Omit<Totals, 'financials'>): Financials {
+  const per = (f: (cost: bigint) => bigint): Money[] => t.cost.map((m) => ({ currency: m.currency, amount: formatDecimal(f(parseDecimal(m.amount)), 6) }));
+  return {
+    cost: per((c) => c),
+    // No publisher share is configured yet: the administrator keeps the whole cost.
+    payout: per(() => 0n),
+    revenue: per((c) => c),
+    eCpm: per((c) => divide(c * 1000n, t.impressions)),
+    eCpc: per((c) => divide(c, t.clicks)),
+    eCpa: per((c) => divide(c, t.conversions)),
+  };
+}
+
+/** A stored report (generated before totals carried their financials) with every total's financials. */
+export function withFinancials(report: Report): Report {
+  const fill = (t: Totals | undefined) => (t && !t.financials ? { ...t, financials: financialsOf(t) } : t);
+  const rows = (list: BreakdownRow[]) => list.map((b) => ({ ...b, totals: fill(b.totals) }));
+  return {
+    ...report,
+    data: report.data.map((e) => ({
+      ...e,
+      summary: fill(e.summary),
+      breakdown: rows(e.breakdown),
+      details: e.details.map((d) => ({ ...d, totals: fill(d.totals), breakdown: rows(d.breakdown) })),
+    })),
+  };
 }
 
 const BREAKDOWN_COLUMNS = ['placement_id', 'assignment_id', 'ad_item_id', 'campaign_id', 'zone_id'] as const;

@@ -1,9 +1,9 @@
 import type { Request, Response, Router } from 'express';
 import {
-  type BreakdownRow, type EventDetail, type Report, type ReportQuery, type Totals,
+  type BreakdownRow, type EventDetail, type Money, type Report, type ReportQuery, type Totals,
 } from '../../../proto/gen/adserver/reporting/v1/reports';
 import type { ParameterError } from '../../../services/shared/catalog';
-import { divide, formatDecimal, parseDecimal } from '../../../services/shared/decimal';
+import { QueryValues } from '../../../services/shared/query-values';
 import { formatTimestamp } from '../../../services/shared/db';
 import { ctxOf } from '../../context';
 import { apiErrors, methodNotSupported } from '../../errors';
@@ -46,36 +46,35 @@ export function queryOf(req: Request, allowed: string[]): Record<string, string>
   return out;
 }
 
+/** The report query as reporting's typed message: flags and id lists read here, once. */
 export function reportQueryOf(q: Record<string, string>, vast: boolean): ReportQuery {
-  return {
+  const v = new QueryValues();
+  const query: ReportQuery = {
     type: q.type, period: q.period ?? '', preset: q.preset, from: q.from, to: q.to, timezone: q.timezone,
-    summary: q.summary ?? '', details: q.details ?? '', breakdown: q.breakdown ?? '', financials: q.financials ?? '',
-    publishers: q.publishers, zones: q.zones, advertisers: q.advertisers, campaigns: q.campaigns, adItems: q['ad-items'],
-    excludePublisherAdItems: q.exclude_publisher_ad_items ?? '', excludeCampaignAdItems: q.exclude_campaign_ad_items ?? '',
-    excludeChannelStats: q.exclude_channel_stats ?? '', requireChannelStats: q.require_channel_stats ?? '', vast,
-    textads: q.textads ?? '', popups: q.popups ?? '',
+    summary: v.flag(q.summary ?? '', 'summary'), details: v.flag(q.details ?? '', 'details'),
+    breakdown: v.flag(q.breakdown ?? '', 'breakdown'), financials: v.flag(q.financials ?? '', 'financials'),
+    publishers: v.ids(q.publishers, 'publishers'), zones: v.ids(q.zones, 'zones'), advertisers: v.ids(q.advertisers, 'advertisers'),
+    campaigns: v.ids(q.campaigns, 'campaigns'), adItems: v.ids(q['ad-items'], 'ad-items'),
+    excludePublisherAdItems: v.flag(q.exclude_publisher_ad_items ?? '', 'exclude_publisher_ad_items') ?? false,
+    excludeCampaignAdItems: v.flag(q.exclude_campaign_ad_items ?? '', 'exclude_campaign_ad_items') ?? false,
+    excludeChannelStats: v.flag(q.exclude_channel_stats ?? '', 'exclude_channel_stats') ?? false,
+    requireChannelStats: v.flag(q.require_channel_stats ?? '', 'require_channel_stats') ?? false,
+    vast,
+    textads: v.ids(q.textads ?? '', 'textads'), popups: v.ids(q.popups ?? '', 'popups'),
   };
+  if (v.errors.length) throw apiErrors.invalid(v.errors);
+  return query;
 }
 
-/** Money crosses gRPC as decimal text; the API shows numbers, rounded to 6 decimals. */
-const amount = (v: bigint) => Number(formatDecimal(v, 6));
-
-/** The reference's financials: cost, payout, revenue and effective rates, one entry per currency. */
-export function financialsOut(t: Totals) {
-  const per = (f: (cost: bigint) => bigint) => t.cost.map((m) => ({ cur: m.currency, amount: amount(f(parseDecimal(m.amount))) }));
-  return {
-    cost: per((c) => c),
-    // No publisher share is configured on this platform yet: the administrator keeps the whole cost.
-    payout: per(() => 0n),
-    revenue: per((c) => c),
-    e_cpm: per((c) => divide(c * 1000n, t.impressions)),
-    e_cpc: per((c) => divide(c, t.clicks)),
-    e_cpa: per((c) => divide(c, t.conversions)),
-  };
+/** The reference's financials, as reporting computed them: money crosses gRPC as decimal text, the API shows numbers. */
+function financialsOut(t: Totals) {
+  const f = t.financials ?? { cost: [], payout: [], revenue: [], eCpm: [], eCpc: [], eCpa: [] };
+  const out = (list: Money[]) => list.map((m) => ({ cur: m.currency, amount: Number(m.amount) }));
+  return { cost: out(f.cost), payout: out(f.payout), revenue: out(f.revenue), e_cpm: out(f.eCpm), e_cpc: out(f.eCpc), e_cpa: out(f.eCpa) };
 }
 
 function countsOut(t: Totals | undefined, financials: boolean) {
-  const x = t ?? { responses: 0, impressions: 0, clicks: 0, conversions: 0, cost: [] };
+  const x: Totals = t ?? { responses: 0, impressions: 0, clicks: 0, conversions: 0, cost: [], financials: undefined };
   return { responses: x.responses, impressions: x.impressions, clicks: x.clicks, conversions: x.conversions, ...(financials ? { financials: financialsOut(x) } : {}) };
 }
 
@@ -162,8 +161,11 @@ export function reportActions(router: Router): void {
     const q = queryOf(req, DETAIL_PARAMS);
     const { limit, offset } = parseListParams(req);
     const vast = queryFlag(req, 'vast') ?? false;
+    const values = new QueryValues();
+    const filterIds = values.ids(q.filter_ids, 'filter_ids');
+    if (values.errors.length) throw apiErrors.invalid(values.errors);
     const page = await asCaller(ctxOf(res), (metadata) => reports.listEventDetails({
-      kind, filterType: q.filter_type, filterIds: q.filter_ids, preset: q.preset, from: q.from, to: q.to, timezone: q.timezone, limit, offset,
+      kind, filterType: q.filter_type, filterIds, preset: q.preset, from: q.from, to: q.to, timezone: q.timezone, limit, offset,
       vast,
     }, { idempotent: true, timeoutMs: 30_000, metadata }));
     res.json({
