@@ -7,15 +7,13 @@ import {
   type DecisionDataUpdate,
   type DecisionEntity,
   type DecisionEntityRef,
-  type GetTestDataResponse,
   type WatchDecisionDataRequest,
 } from '../../proto/gen/adserver/inventory/v1/decision_data';
 import type { Json } from '../shared/catalog';
 import { envInt, envStr } from '../shared/config';
 import type { Database, Migration } from '../shared/db';
 import { errorFields, log } from '../shared/log';
-import { implement, type ServiceBinding, type UnaryHandlers } from '../shared/grpc/server';
-import { tenantFromMetadata } from '../shared/tenant';
+import { implement, type ServiceBinding } from '../shared/grpc/server';
 
 /**
  * Decision data for the serving path: a typed snapshot of the live-mode resources that decide which ad
@@ -36,6 +34,40 @@ const RETAIN_MINUTES = 60;
 /** A gap in the sequence (a transaction still open, or rolled back) is waited for this long. */
 const GAP_WAIT_MS = 2000;
 const SNAPSHOT_CHUNK = 500;
+
+/** Test-mode changes join the log, marked with their mode, for the test-mode Watch stream. */
+export const decisionChangesModeMigration: Migration = {
+  name: '0201_decision_changes_mode',
+  async up(db) {
+    await db.schema.alterTable('decision_changes', (t) => {
+      t.string('mode', 8).notNullable().defaultTo('live');
+    });
+    await db.raw(`
+      create or replace function decision_change_log() returns trigger language plpgsql as $$
+      declare r record;
+      begin
+        if tg_op = 'DELETE' then r := old; else r := new; end if;
+        insert into decision_changes (account_id, kind, resource_id, mode) values (r.account_id, r.kind, r.id, r.mode);
+        perform pg_notify('${CHANNEL_PREFIX}' || tg_table_schema, '');
+        return null;
+      end $$`);
+  },
+  async down(db) {
+    await db.raw(`
+      create or replace function decision_change_log() returns trigger language plpgsql as $$
+      declare r record;
+      begin
+        if tg_op = 'DELETE' then r := old; else r := new; end if;
+        if r.mode = 'live' then
+          insert into decision_changes (account_id, kind, resource_id) values (r.account_id, r.kind, r.id);
+          perform pg_notify('${CHANNEL_PREFIX}' || tg_table_schema, '');
+        end if;
+        return null;
+      end $$`);
+    await db.raw("delete from decision_changes where mode <> 'live'");
+    await db.schema.alterTable('decision_changes', (t) => t.dropColumn('mode'));
+  },
+};
 
 export const decisionChangesMigration: Migration = {
   name: '0200_decision_changes',
@@ -245,6 +277,7 @@ export function toDecisionEntity(row: ResourceRow): DecisionEntity | undefined {
 }
 
 type Listener = (update: DecisionDataUpdate) => void;
+export type DecisionMode = 'live' | 'test';
 
 /**
  * One per inventory process: follows the change log (NOTIFY, else a poll) and fans each change out to
@@ -256,7 +289,7 @@ export class DecisionChangeHub {
   /** Sequences above `settled` already sent, with the first time a gap below them was seen. */
   private readonly sentAbove = new Set<number>();
   private gapSince = 0;
-  private readonly listeners = new Set<Listener>();
+  private readonly listeners = { live: new Set<Listener>(), test: new Set<Listener>() };
   private pollTimer?: NodeJS.Timeout;
   private pruneTimer?: NodeJS.Timeout;
   private listenClient?: pg.Client;
@@ -310,9 +343,9 @@ export class DecisionChangeHub {
     await this.listenClient?.end().catch(() => undefined);
   }
 
-  subscribe(fn: Listener): () => void {
-    this.listeners.add(fn);
-    return () => this.listeners.delete(fn);
+  subscribe(mode: DecisionMode, fn: Listener): () => void {
+    this.listeners[mode].add(fn);
+    return () => this.listeners[mode].delete(fn);
   }
 
   /** Reads new changes; concurrent kicks collapse into one more pass. */
@@ -334,20 +367,23 @@ export class DecisionChangeHub {
   }
 
   private async pass(): Promise<void> {
-    const rows: { seq: number; account_id: number; kind: string; resource_id: number }[] = await this.db
+    const rows: ChangeRow[] = await this.db
       .knex('decision_changes')
       .where('seq', '>', this.settled)
       .orderBy('seq')
       .limit(2000)
-      .select('seq', 'account_id', 'kind', 'resource_id');
+      .select('seq', 'account_id', 'kind', 'resource_id', 'mode');
     const fresh = rows.filter((r) => !this.sentAbove.has(r.seq));
     if (fresh.length) {
-      const update = await changesUpdate(this.db.knex, fresh.map((r) => ({ kind: r.kind, id: r.resource_id, account: r.account_id })));
+      const updates = await Promise.all(MODES.map((mode) => changesUpdate(this.db.knex, refsOf(fresh, mode), mode)));
       for (const r of fresh) this.sentAbove.add(r.seq);
       this.advance(rows.map((r) => r.seq));
-      update.version = this.settled;
-      update.synced = true;
-      if (update.upserts.length || update.removals.length) for (const fn of this.listeners) fn(update);
+      MODES.forEach((mode, i) => {
+        const update = updates[i];
+        update.version = this.settled;
+        update.synced = true;
+        if (update.upserts.length || update.removals.length) for (const fn of this.listeners[mode]) fn(update);
+      });
     } else {
       this.advance(rows.map((r) => r.seq));
     }
@@ -389,14 +425,15 @@ export class DecisionChangeHub {
     return min <= version + 1;
   }
 
-  /** Changes after `version` up to `settled`, as one update. */
-  async changesSince(version: number): Promise<DecisionDataUpdate> {
-    const rows: { account_id: number; kind: string; resource_id: number }[] = await this.db
+  /** Changes of one mode after `version` up to `settled`, as one update. */
+  async changesSince(version: number, mode: DecisionMode): Promise<DecisionDataUpdate> {
+    const rows: ChangeRow[] = await this.db
       .knex('decision_changes')
       .where('seq', '>', version)
       .andWhere('seq', '<=', this.settled)
-      .select('account_id', 'kind', 'resource_id');
-    const update = await changesUpdate(this.db.knex, rows.map((r) => ({ kind: r.kind, id: r.resource_id, account: r.account_id })));
+      .andWhere('mode', mode)
+      .select('seq', 'account_id', 'kind', 'resource_id', 'mode');
+    const update = await changesUpdate(this.db.knex, refsOf(rows, mode), mode);
     update.version = this.settled;
     update.synced = true;
     return update;
@@ -407,15 +444,28 @@ function emptyUpdate(): DecisionDataUpdate {
   return { reset: false, upserts: [], removals: [], version: 0, synced: false };
 }
 
-/** The current state of changed resources: present and unarchived ones as upserts, others as removals. */
-async function changesUpdate(knex: Knex, refs: DecisionEntityRef[]): Promise<DecisionDataUpdate> {
+const MODES: readonly DecisionMode[] = ['live', 'test'];
+
+interface ChangeRow {
+  seq: number;
+  account_id: number;
+  kind: string;
+  resource_id: number;
+  mode: DecisionMode;
+}
+
+const refsOf = (rows: ChangeRow[], mode: DecisionMode): DecisionEntityRef[] =>
+  rows.filter((r) => r.mode === mode).map((r) => ({ kind: r.kind, id: r.resource_id, account: r.account_id }));
+
+/** The current state of changed resources of one mode: present and unarchived ones as upserts, others as removals. */
+async function changesUpdate(knex: Knex, refs: DecisionEntityRef[], mode: DecisionMode): Promise<DecisionDataUpdate> {
   const update = emptyUpdate();
   const wanted = new Map<number, DecisionEntityRef>();
   for (const r of refs) if (DECISION_KINDS.has(r.kind)) wanted.set(r.id, r);
   if (!wanted.size) return update;
   const rows: ResourceRow[] = await knex('resources')
     .whereIn('id', [...wanted.keys()])
-    .andWhere('mode', 'live')
+    .andWhere('mode', mode)
     .select('id', 'account_id', 'kind', 'mode', 'attributes', 'archived_at');
   const found = new Map(rows.map((r) => [r.id, r]));
   for (const [id, ref] of wanted) {
@@ -427,13 +477,13 @@ async function changesUpdate(knex: Knex, refs: DecisionEntityRef[]): Promise<Dec
   return update;
 }
 
-/** Streams a snapshot of every live-mode decision entity, in chunks. */
-async function sendSnapshot(knex: Knex, send: (u: DecisionDataUpdate) => void, version: number): Promise<void> {
+/** Streams a snapshot of every decision entity of one mode, in chunks. */
+async function sendSnapshot(knex: Knex, send: (u: DecisionDataUpdate) => void, version: number, mode: DecisionMode): Promise<void> {
   let after = 0;
   let first = true;
   for (;;) {
     const rows: ResourceRow[] = await knex('resources')
-      .where('mode', 'live')
+      .where('mode', mode)
       .whereNull('archived_at')
       .whereIn('kind', [...DECISION_KINDS])
       .andWhere('id', '>', after)
@@ -453,21 +503,8 @@ async function sendSnapshot(knex: Knex, send: (u: DecisionDataUpdate) => void, v
   }
 }
 
-/** The DecisionData gRPC API: Watch (server streaming) and GetTestData. */
+/** The DecisionData gRPC API: Watch (server streaming), of live or test data. */
 export function decisionDataBinding(db: Database, hub: DecisionChangeHub): ServiceBinding {
-  const handlers: UnaryHandlers<typeof DecisionDataService> = {
-    getTestData: async (_req, call): Promise<GetTestDataResponse> => {
-      const tenant = tenantFromMetadata(call.metadata);
-      if (tenant.mode !== 'test') return { entities: [] };
-      const rows: ResourceRow[] = await db
-        .knex('resources')
-        .where({ account_id: tenant.accountId, mode: 'test' })
-        .whereNull('archived_at')
-        .whereIn('kind', [...DECISION_KINDS])
-        .select('id', 'account_id', 'kind', 'mode', 'attributes', 'archived_at');
-      return { entities: rows.map(toDecisionEntity).filter((e): e is DecisionEntity => !!e) };
-    },
-  };
   const watch = (call: grpc.ServerWritableStream<WatchDecisionDataRequest, DecisionDataUpdate>) => {
     // Changes arriving while the snapshot is read are held, then sent after it (upserts are idempotent).
     const held: DecisionDataUpdate[] = [];
@@ -476,7 +513,8 @@ export function decisionDataBinding(db: Database, hub: DecisionChangeHub): Servi
     const send = (u: DecisionDataUpdate) => {
       if (!closed) call.write(u);
     };
-    const unsubscribe = hub.subscribe((u) => (live ? send(u) : held.push(u)));
+    const mode: DecisionMode = call.request.test ? 'test' : 'live';
+    const unsubscribe = hub.subscribe(mode, (u) => (live ? send(u) : held.push(u)));
     const close = () => {
       closed = true;
       unsubscribe();
@@ -494,8 +532,8 @@ export function decisionDataBinding(db: Database, hub: DecisionChangeHub): Servi
     call.on('error', close);
     void (async () => {
       const resumeAfter = Number(call.request.resumeAfter ?? 0);
-      if (await hub.canResumeFrom(resumeAfter)) send(await hub.changesSince(resumeAfter));
-      else await sendSnapshot(db.knex, send, hub.version);
+      if (await hub.canResumeFrom(resumeAfter)) send(await hub.changesSince(resumeAfter, mode));
+      else await sendSnapshot(db.knex, send, hub.version, mode);
       live = true;
       for (const u of held.splice(0)) send(u);
     })().catch((err) => {
@@ -506,7 +544,7 @@ export function decisionDataBinding(db: Database, hub: DecisionChangeHub): Servi
       }
     });
   };
-  return implement('inventory.DecisionData', DecisionDataService, handlers, { watch });
+  return implement('inventory.DecisionData', DecisionDataService, {}, { watch });
 }
 
 /** Open Watch streams, ended on shutdown so the gRPC server can stop at once. */

@@ -2,7 +2,7 @@ import { serveBaseUrl } from '../shared/config';
 import type { ServiceSpec } from '../shared/service-main';
 import type { Database } from '../shared/db';
 import { RESOURCE_MIGRATIONS } from '../shared/resource-store';
-import { DecisionChangeHub, decisionChangesMigration, decisionDataBinding, endDecisionStreams } from './decision-data';
+import { DecisionChangeHub, decisionChangesMigration, decisionChangesModeMigration, decisionDataBinding, endDecisionStreams } from './decision-data';
 import { inventoryHooks } from './hooks';
 import { inventoryMigrations } from './migrations';
 import { adItemTasksBinding, creativeFilesBinding, startNativeToImageWorker } from './native-to-image';
@@ -14,7 +14,7 @@ const hubFor = (db: Database) => (hub ??= new DecisionChangeHub(db));
 
 export const inventoryService: ServiceSpec = {
   name: 'inventory',
-  migrations: [...RESOURCE_MIGRATIONS, ...inventoryMigrations, decisionChangesMigration],
+  migrations: [...RESOURCE_MIGRATIONS, ...inventoryMigrations, decisionChangesMigration, decisionChangesModeMigration],
   hooks: inventoryHooks,
   bindings: (db, store) => {
     serveBaseUrl(); // read before serving, so that a bad SERVE_BASE_URL stops the process at start

@@ -299,8 +299,9 @@ export function dataFrom(entities: DecisionEntity[]): DecisionData {
 export { ZONE_KINDS, AD_ITEM_KINDS };
 
 /**
- * Keeps `data` in step with inventory's DecisionData stream: a snapshot, then changes; on a broken
- * stream it reconnects (resuming from the last version) and meanwhile keeps serving what it holds.
+ * Keeps `data` in step with inventory's DecisionData stream of one mode (live, or every account's
+ * test data): a snapshot, then changes; on a broken stream it reconnects (resuming from the last
+ * version) and meanwhile keeps serving what it holds.
  */
 export class DecisionFeed {
   private stream?: grpc.ClientReadableStream<DecisionDataUpdate>;
@@ -313,7 +314,10 @@ export class DecisionFeed {
   synced = false;
   lastUpdateAt = 0;
 
-  constructor(readonly data: { current: DecisionData }) {}
+  constructor(
+    readonly data: { current: DecisionData },
+    private readonly mode: 'live' | 'test' = 'live',
+  ) {}
 
   start(): void {
     this.connect();
@@ -321,7 +325,7 @@ export class DecisionFeed {
 
   private connect(): void {
     if (this.stopped) return;
-    const stream = openStream('inventory', DecisionDataClient, 'watch', { resumeAfter: this.version });
+    const stream = openStream('inventory', DecisionDataClient, 'watch', { resumeAfter: this.version, test: this.mode === 'test' });
     this.stream = stream;
     stream.on('data', (u: DecisionDataUpdate) => this.onUpdate(u));
     const again = (why: string) => {
@@ -330,7 +334,7 @@ export class DecisionFeed {
       this.pending = undefined;
       if (this.stopped) return;
       // Said once per outage, not on every retry.
-      if (this.failures++ === 0) log.warn('decision data stream ended; serving what is held and reconnecting', { reason: why, version: this.version });
+      if (this.failures++ === 0) log.warn('decision data stream ended; serving what is held and reconnecting', { mode: this.mode, reason: why, version: this.version });
       this.retryTimer = setTimeout(() => this.connect(), 500);
     };
     stream.on('error', (err: Error) => again(err.message));
@@ -339,7 +343,7 @@ export class DecisionFeed {
 
   private onUpdate(u: DecisionDataUpdate): void {
     this.lastUpdateAt = Date.now();
-    if (this.failures) log.info('decision data stream back', { version: this.version });
+    if (this.failures) log.info('decision data stream back', { mode: this.mode, version: this.version });
     this.failures = 0;
     if (u.reset) this.pending = new DecisionData();
     if (this.pending) {
@@ -348,7 +352,7 @@ export class DecisionFeed {
         this.data.current = this.pending;
         this.pending = undefined;
         this.synced = true;
-        log.info('decision data snapshot loaded', { entities: this.data.current.size, version: u.version });
+        log.info('decision data snapshot loaded', { mode: this.mode, entities: this.data.current.size, version: u.version });
       }
     } else {
       this.data.current.apply(u);

@@ -13,7 +13,6 @@ import { adHtml, AD_DOCUMENT_CSP, ASYNC_JS, creativeOf, iframeDocument, jsDocume
 import { adserveParams, cookies, HttpError, invalid, readBody, safeDecode, serveRequest, tagRequest, type ServeRequest } from './request';
 import type { GeoDatabase } from './targeting/geo';
 import type { PageMemory } from './targeting/unique-delivery';
-import { TestDecisionData } from './test-data';
 import type { Decision, TokenSigner } from './tracking';
 import { Visitors } from './visitor';
 
@@ -38,8 +37,10 @@ export interface ServeDeps {
   pages: PageMemory;
   /** Signs the frequency-cap cookie. */
   secret: string;
-  /** Test-mode decision data of the accounts that ask for it. */
-  testData?: TestDecisionData;
+  /** Every account's test-mode decision data, kept like the live data by a stream of its own. */
+  testData: { current: DecisionData };
+  /** Whether the first test-mode snapshot has arrived. */
+  testReady(): boolean;
   clock?: Clock;
 }
 
@@ -47,7 +48,6 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
   const clock = deps.clock ?? systemClock;
   const visitors = new Visitors(deps.geo, deps.signer, deps.secret);
   const conversions = new Conversions(deps.data, deps.signer, deps.events, visitors);
-  const testData = deps.testData ?? new TestDecisionData();
   /** Tracking URLs point at the serving origin ad tags use, whatever host this request came through. */
   const base = serveBaseUrl();
 
@@ -128,7 +128,11 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     const r = serveRequest(params);
     if (r.account !== tenant.accountId) throw invalid('ID', `'ID' must be the id of the account your key belongs to (${tenant.accountId}).`);
     const test = tenant.mode === 'test';
-    const data = test ? await testData.of(tenant.accountId) : deps.data.current;
+    if (test && !deps.testReady()) {
+      res.setHeader('Retry-After', '1');
+      throw new HttpError(503, 'service_unavailable_error', 'Test data is still loading; retry shortly.');
+    }
+    const data = test ? deps.testData.current : deps.data.current;
     if (r.debug) {
       // Decision debug for the account's own key: every ad of the zone and the rule that excluded it.
       const { ads, excluded } = await decideFor(data, r, req, 'all');
@@ -289,11 +293,6 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
         if (res.headersSent) return res.destroy();
         if (err instanceof HttpError) {
           return sendJson(res, err.status, { object: 'error', type: err.type, message: err.message, http_status: err.status, ...(err.parameters ? { parameters: err.parameters } : {}) });
-        }
-        const code = (err as { code?: unknown })?.code;
-        if (typeof code === 'number') {
-          res.setHeader('Retry-After', '1');
-          return sendJson(res, 503, { object: 'error', type: 'service_unavailable_error', message: 'Test data could not be read; retry shortly.', http_status: 503 });
         }
         log.error('serve request failed', { path: url.pathname, ...errorFields(err) });
         sendJson(res, 500, { object: 'error', type: 'api_error', message: 'Internal error.', http_status: 500 });

@@ -21,6 +21,10 @@ export async function runServing(): Promise<Running> {
   const data = { current: new DecisionData() };
   const feed = new DecisionFeed(data);
   feed.start();
+  // Test keys' /v2/adserve decides from every account's test data, kept in memory the same way.
+  const testData = { current: new DecisionData() };
+  const testFeed = new DecisionFeed(testData, 'test');
+  testFeed.start();
   const events = new EventSink();
   const secret = ensureServingSecret();
   const signer = new TokenSigner(secret);
@@ -37,7 +41,7 @@ export async function runServing(): Promise<Running> {
   if (envStr('GEOIP_PRELOAD') === '1') void geo.load();
   const server = http.createServer(
     { keepAliveTimeout: 65_000 },
-    createServeHandler({ data, signer, events, ready: () => feed.synced, geo, pages, secret: `frequency:${secret}` }),
+    createServeHandler({ data, testData, testReady: () => testFeed.synced, signer, events, ready: () => feed.synced, geo, pages, secret: `frequency:${secret}` }),
   );
   const port = envInt('SERVING_PORT', 8090);
   // Loopback under npm start (the gateway proxies); the chart sets BIND_HOST=0.0.0.0.
@@ -55,6 +59,7 @@ export async function runServing(): Promise<Running> {
       await Promise.race([closed, new Promise((r) => setTimeout(r, 10_000))]);
       server.closeAllConnections();
       feed.stop();
+      testFeed.stop();
       const left = await events.close();
       await pagesRedis?.quit().catch(() => undefined);
       metrics.close();

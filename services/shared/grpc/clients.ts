@@ -1,6 +1,5 @@
 import { AccountsClient } from '../../../proto/gen/adserver/accounts/v1/accounts';
 import { CreativeFilesClient } from '../../../proto/gen/adserver/inventory/v1/creative_files';
-import { DecisionDataClient } from '../../../proto/gen/adserver/inventory/v1/decision_data';
 import { TagsClient } from '../../../proto/gen/adserver/inventory/v1/tags';
 import { AdItemTasksClient } from '../../../proto/gen/adserver/inventory/v1/tasks';
 import { CustomReportsClient } from '../../../proto/gen/adserver/reporting/v1/custom_reports';
@@ -15,7 +14,6 @@ import { serviceClient } from './client';
  */
 export const accounts = serviceClient('accounts', AccountsClient);
 export const creativeFiles = serviceClient('inventory', CreativeFilesClient);
-export const decisionData = serviceClient('inventory', DecisionDataClient);
 export const tags = serviceClient('inventory', TagsClient);
 export const adItemTasks = serviceClient('inventory', AdItemTasksClient);
 export const reports = serviceClient('reporting', ReportsClient);
