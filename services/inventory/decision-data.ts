@@ -14,6 +14,8 @@ import { envInt, envStr } from '../shared/config';
 import type { Database, Migration } from '../shared/db';
 import { errorFields, log } from '../shared/log';
 import { implement, type ServiceBinding } from '../shared/grpc/server';
+import { targetingProjection } from '../targeting';
+import { int, str } from '../targeting/rule';
 
 /**
  * Decision data for the serving path: a typed snapshot of the live-mode resources that decide which ad
@@ -112,8 +114,6 @@ interface ResourceRow {
   archived_at: Date | null;
 }
 
-const str = (v: Json | undefined): string => (v === null || v === undefined ? '' : String(v));
-const int = (v: Json | undefined): number => (typeof v === 'number' && Number.isFinite(v) ? Math.trunc(v) : 0);
 const refId = (v: Json | undefined): number => (v && typeof v === 'object' && !Array.isArray(v) ? int((v as Record<string, Json>).id) : int(v));
 const refKind = (v: Json | undefined): string => (v && typeof v === 'object' && !Array.isArray(v) ? str((v as Record<string, Json>).type) : '');
 
@@ -127,9 +127,6 @@ function pricing(cost: Json | undefined): { pricingModel: string; price: string 
   return { pricingModel: '', price: '' };
 }
 
-const obj = (v: Json | undefined): Record<string, Json> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, Json>) : {});
-const list = (v: Json | undefined): Json[] => (Array.isArray(v) ? v : []);
-const switches = (v: Json | undefined): Record<string, boolean> => Object.fromEntries(Object.entries(obj(v)).map(([k, x]) => [k, x === true]));
 
 /** A frequency cap in seconds: the period counts days, or hours with the unit extension; 0 without a cap. */
 function frequency(a: Record<string, Json>): { frequencyLimit: number; frequencyWindowSeconds: number } {
@@ -215,53 +212,6 @@ export function toDecisionEntity(row: ResourceRow): DecisionEntity | undefined {
       };
     case 'schedule':
       return { ...base, schedule: { startDate: str(a.start_date), endDate: str(a.end_date), dayParting: int(a.day_parting_id), ...frequency(a) } };
-    case 'geo_target':
-      return {
-        ...base,
-        geoTarget: {
-          areas: list(a.areas).map((x) => ({ continent: str(obj(x).continent), country: str(obj(x).country), region: str(obj(x).region), city: str(obj(x).city) })),
-          inclusive: a.inclusive !== false,
-        },
-      };
-    case 'day_parting':
-      return {
-        ...base,
-        dayParting: {
-          ranges: Object.fromEntries(Object.entries(obj(a.ranges)).map(([day, r]) => [day, { ranges: list(r).map(str) }])),
-          useMemberTimezone: a.use_member_timezone === true,
-          timezone: str(a.timezone),
-        },
-      };
-    case 'platform_target': {
-      const browsers = obj(a.browser_targets);
-      const oses = obj(a.os_targets);
-      return {
-        ...base,
-        platformTarget: {
-          platform: str(a.platform) || 'any',
-          desktopBrowsers: switches(browsers.desktop),
-          mobileBrowsers: switches(browsers.mobile),
-          desktopOs: switches(oses.desktop),
-          mobileOs: switches(oses.mobile),
-          minScreenWidth: int(a.min_screen_width),
-          maxScreenWidth: int(a.max_screen_width),
-        },
-      };
-    }
-    case 'postal_code_target':
-      return {
-        ...base,
-        postalCodeTarget: {
-          locations: list(a.locations).map((l) => ({ country: str(obj(l).country), postalCodes: list(obj(l).postal_codes).map(str) })),
-          inclusive: a.inclusive !== false,
-        },
-      };
-    case 'list_target':
-      return { ...base, listTarget: { dataList: int(a.data_list), inclusive: a.inclusive !== false } };
-    case 'data_list':
-      return { ...base, dataList: { key: str(a.key) || 'list', values: list(a.values).map(str) } };
-    case 'data_key_target':
-      return { ...base, dataKeyTarget: { target: str(a.target) } };
     case 'channel':
       return { ...base, channel: {} };
     case 'channel_zone_assignment':
@@ -271,8 +221,11 @@ export function toDecisionEntity(row: ResourceRow): DecisionEntity | undefined {
       return { ...base, creative: { fileUrl: str(a.file_url) } };
     case 'native_template':
       return { ...base, nativeTemplate: { rawHtml: str(a.raw_html), variablesJson: JSON.stringify(a.variables ?? []) } };
-    default:
-      return undefined;
+    default: {
+      // Target resources: each targeting rule projects its own (services/targeting/).
+      const project = targetingProjection(row.kind);
+      return project ? { ...base, ...project(a) } : undefined;
+    }
   }
 }
 

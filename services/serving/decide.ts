@@ -1,5 +1,5 @@
 import { pickWeighted, type Candidate, type DecisionData, type Excluded } from './decision-store';
-import { judge, type RequestFacts } from './targeting/rules';
+import { judge, type RequestFacts } from '../targeting';
 
 /**
  * The decision engine: which ad a zone shows for one request. Pure: it reads the snapshot of decision

@@ -8,9 +8,8 @@ import {
 } from '../../proto/gen/adserver/inventory/v1/decision_data';
 import { openStream } from '../shared/grpc/client';
 import { log } from '../shared/log';
-import { parseDataKeyLogic, type DataKeyLogic } from '../shared/targeting-rules';
-import { parseKeywords, type KeywordRule } from './targeting/keywords';
-import type { Targets } from './targeting/rules';
+import { entityNeedsGeo, resolveTargets, type Targets } from '../targeting';
+import type { FrequencyCap } from '../targeting/frequency-cap';
 
 /** One ad that may serve in a zone, with what its events must name. */
 export interface Candidate {
@@ -61,7 +60,7 @@ export class DecisionData {
   private readonly channelLinksByZone = new Map<string, Set<number>>();
   private readonly placementsByChannel = new Map<string, Set<number>>();
   /** Parsed forms of targets, kept with the entity they came from (an update replaces the entity). */
-  private readonly parsed = new WeakMap<DecisionEntity, KeywordRule | DataKeyLogic | ReadonlySet<string> | null>();
+  private readonly parsed = new WeakMap<DecisionEntity, unknown>();
   /** Whether any live target needs the requester's location (the GeoIP database is opened only then). */
   needsGeo = false;
 
@@ -111,7 +110,7 @@ export class DecisionData {
     if (old) this.unindex(old);
     this.entities.set(k, e);
     this.indexAll(e, true);
-    if (e.geoTarget || e.postalCodeTarget || (e.dayParting && !e.dayParting.useMemberTimezone)) this.needsGeo = true;
+    if (!this.needsGeo && entityNeedsGeo(e)) this.needsGeo = true;
   }
 
   remove(r: DecisionEntityRef): void {
@@ -126,58 +125,26 @@ export class DecisionData {
     return this.entities.get(key(account, kind, id));
   }
 
-  private parsedOf<T extends KeywordRule | DataKeyLogic | ReadonlySet<string> | null>(e: DecisionEntity, make: () => T): T {
+  private parsedOf<T>(e: DecisionEntity, make: () => T): T {
     if (!this.parsed.has(e)) this.parsed.set(e, make());
     return this.parsed.get(e) as T;
   }
 
+  /** The targets a candidate's placement names under every targeting rule, resolved from the snapshot. */
   targetingOf(c: Candidate): TargetingOf {
     const placementEntity = this.get(c.account, 'placement', c.placement)!;
-    const p = placementEntity.placement!;
-    const schedule = this.get(c.account, 'schedule', p.schedule)?.schedule;
-    const t: Targets = { placement: c.placement };
-    // A target that names something no longer there (deleted meanwhile) is lifted, as inventory does.
-    const geo = p.geoTarget ? this.get(c.account, 'geo_target', p.geoTarget)?.geoTarget : undefined;
-    if (geo) t.geo = { areas: geo.areas, inclusive: geo.inclusive };
-    const dp = schedule?.dayParting ? this.get(c.account, 'day_parting', schedule.dayParting)?.dayParting : undefined;
-    if (dp) t.dayParting = { ranges: Object.fromEntries(Object.entries(dp.ranges).map(([d, r]) => [d, r.ranges])), use_member_timezone: dp.useMemberTimezone, timezone: dp.timezone || null };
-    const pt = p.platformTarget ? this.get(c.account, 'platform_target', p.platformTarget)?.platformTarget : undefined;
-    if (pt) {
-      const sw = (desktop: Record<string, boolean>, mobile: Record<string, boolean>) => (Object.keys(desktop).length || Object.keys(mobile).length ? { desktop, mobile } : null);
-      t.platform = {
-        platform: pt.platform,
-        browser_targets: sw(pt.desktopBrowsers, pt.mobileBrowsers),
-        os_targets: sw(pt.desktopOs, pt.mobileOs),
-        min_screen_width: pt.minScreenWidth || null,
-        max_screen_width: pt.maxScreenWidth || null,
-      };
-    }
-    if (p.keywords) {
-      t.keywords = this.parsedOf(placementEntity, () => parseKeywords(p.keywords) ?? null) ?? undefined;
-      t.keywordsMatch = (p.keywordsMatchMethod || 'preferred') as Targets['keywordsMatch'];
-    }
-    const postal = p.postalCodeTarget ? this.get(c.account, 'postal_code_target', p.postalCodeTarget)?.postalCodeTarget : undefined;
-    if (postal) t.postal = { inclusive: postal.inclusive, locations: postal.locations.map((l) => ({ country: l.country, postal_codes: l.postalCodes })) };
-    const lt = p.listTarget ? this.get(c.account, 'list_target', p.listTarget)?.listTarget : undefined;
-    const listEntity = lt?.dataList ? this.get(c.account, 'data_list', lt.dataList) : undefined;
-    if (lt && listEntity?.dataList) {
-      const values = this.parsedOf(listEntity, () => new Set(listEntity.dataList!.values) as ReadonlySet<string>);
-      t.list = { inclusive: lt.inclusive, key: listEntity.dataList.key, values: values ?? new Set() };
-    }
-    const dkEntity = p.dataKeyTarget ? this.get(c.account, 'data_key_target', p.dataKeyTarget) : undefined;
-    if (dkEntity?.dataKeyTarget) {
-      const logic = this.parsedOf(dkEntity, () => {
-        const parsed = parseDataKeyLogic(dkEntity.dataKeyTarget!.target);
-        return 'error' in parsed ? null : parsed.logic;
-      });
-      // Logic that no longer parses matches nothing rather than everything.
-      t.dataKey = logic ?? { all: true, terms: [{ key: '\u0000', op: '=', value: '' }] };
-    }
-    const limit = p.frequencyLimit || schedule?.frequencyLimit || 0;
-    const window = p.frequencyLimit ? p.frequencyWindowSeconds : schedule?.frequencyWindowSeconds ?? 0;
-    if (limit && window) t.frequencyLimit = limit;
+    const placement = placementEntity.placement!;
+    const targets = resolveTargets({
+      placementId: c.placement,
+      placement,
+      placementEntity,
+      schedule: this.get(c.account, 'schedule', placement.schedule)?.schedule,
+      get: (kind, id) => this.get(c.account, kind, id),
+      parsed: (e, make) => this.parsedOf(e, make),
+    });
+    const cap = targets.frequency_cap as FrequencyCap | undefined;
     const zone = this.zone(c.account, c.zone)?.zone;
-    return { targets: t, frequencyWindowSeconds: limit ? window : 0, uniqueDelivery: !!zone?.uniqueDelivery };
+    return { targets, frequencyWindowSeconds: cap?.windowSeconds ?? 0, uniqueDelivery: !!zone?.uniqueDelivery };
   }
 
   /** The zone a request names: a standard zone, else an email zone of that id. */

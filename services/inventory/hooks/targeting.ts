@@ -1,5 +1,5 @@
 import type { ParameterError } from '../../shared/catalog';
-import { WEEKDAYS } from '../../shared/catalog/kinds/targeting';
+import { WEEKDAYS } from '../../targeting';
 import { fail } from '../../shared/errors';
 import type { KindHooks } from '../../shared/resource-store';
 import { parseDataKeyLogic, parseTimeRange } from '../../shared/targeting-rules';
