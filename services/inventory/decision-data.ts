@@ -37,6 +37,29 @@ const RETAIN_MINUTES = 60;
 const GAP_WAIT_MS = 2000;
 const SNAPSHOT_CHUNK = 500;
 
+/**
+ * The trigger function that logs each change of `resources` and NOTIFYs (the channel names the schema,
+ * so platforms sharing one Postgres server do not hear each other): live-mode changes only (0200), or
+ * both modes with their mode (0201, for the test-mode Watch stream).
+ */
+function changeLogFunction(modes: 'live' | 'both'): string {
+  const insert = modes === 'live'
+    ? `if r.mode = 'live' then
+          insert into decision_changes (account_id, kind, resource_id) values (r.account_id, r.kind, r.id);
+          perform pg_notify('${CHANNEL_PREFIX}' || tg_table_schema, '');
+        end if;`
+    : `insert into decision_changes (account_id, kind, resource_id, mode) values (r.account_id, r.kind, r.id, r.mode);
+        perform pg_notify('${CHANNEL_PREFIX}' || tg_table_schema, '');`;
+  return `
+      create or replace function decision_change_log() returns trigger language plpgsql as $$
+      declare r record;
+      begin
+        if tg_op = 'DELETE' then r := old; else r := new; end if;
+        ${insert}
+        return null;
+      end $$`;
+}
+
 /** Test-mode changes join the log, marked with their mode, for the test-mode Watch stream. */
 export const decisionChangesModeMigration: Migration = {
   name: '0201_decision_changes_mode',
@@ -44,28 +67,10 @@ export const decisionChangesModeMigration: Migration = {
     await db.schema.alterTable('decision_changes', (t) => {
       t.string('mode', 8).notNullable().defaultTo('live');
     });
-    await db.raw(`
-      create or replace function decision_change_log() returns trigger language plpgsql as $$
-      declare r record;
-      begin
-        if tg_op = 'DELETE' then r := old; else r := new; end if;
-        insert into decision_changes (account_id, kind, resource_id, mode) values (r.account_id, r.kind, r.id, r.mode);
-        perform pg_notify('${CHANNEL_PREFIX}' || tg_table_schema, '');
-        return null;
-      end $$`);
+    await db.raw(changeLogFunction('both'));
   },
   async down(db) {
-    await db.raw(`
-      create or replace function decision_change_log() returns trigger language plpgsql as $$
-      declare r record;
-      begin
-        if tg_op = 'DELETE' then r := old; else r := new; end if;
-        if r.mode = 'live' then
-          insert into decision_changes (account_id, kind, resource_id) values (r.account_id, r.kind, r.id);
-          perform pg_notify('${CHANNEL_PREFIX}' || tg_table_schema, '');
-        end if;
-        return null;
-      end $$`);
+    await db.raw(changeLogFunction('live'));
     await db.raw("delete from decision_changes where mode <> 'live'");
     await db.schema.alterTable('decision_changes', (t) => t.dropColumn('mode'));
   },
@@ -82,19 +87,7 @@ export const decisionChangesMigration: Migration = {
       t.timestamp('at', { useTz: true }).notNullable().defaultTo(db.fn.now());
       t.index(['at']);
     });
-    // Live mode only: test-mode rows never reach the serving path. The channel names the schema, so
-    // platforms sharing one Postgres server do not hear each other.
-    await db.raw(`
-      create or replace function decision_change_log() returns trigger language plpgsql as $$
-      declare r record;
-      begin
-        if tg_op = 'DELETE' then r := old; else r := new; end if;
-        if r.mode = 'live' then
-          insert into decision_changes (account_id, kind, resource_id) values (r.account_id, r.kind, r.id);
-          perform pg_notify('${CHANNEL_PREFIX}' || tg_table_schema, '');
-        end if;
-        return null;
-      end $$`);
+    await db.raw(changeLogFunction('live'));
     await db.raw(`create trigger resources_decision_changes after insert or update or delete on resources
                   for each row execute function decision_change_log()`);
   },
