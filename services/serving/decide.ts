@@ -13,8 +13,11 @@ export interface DecisionRequest {
   zone: number;
   /** `size=WxH`: only ads of that size. */
   size?: { width: number; height: number };
-  /** What the request tells about its visitor (location, platform, keywords, data keys, frequency). */
-  visitor: Omit<RequestFacts, 'now'>;
+  /**
+   * What the request tells about its visitor (location, platform, keywords, data keys, frequency),
+   * and its time, which the caller reads from the same clock it passes.
+   */
+  visitor: RequestFacts;
   /**
    * `one`: the weighted pick; `ranked`: every eligible ad, most eligible first (jsonr); `all`: every
    * eligible ad in snapshot order, with the exclusions (decision debug).
@@ -51,12 +54,11 @@ export function decide(request: DecisionRequest, snapshot: DecisionData, counter
   const now = clock.now();
   const candidates = snapshot.eligible(request.account, request.zone, request.size, now, explain);
   if (!candidates.length) return { ads: [], excluded };
-  const facts: RequestFacts = { ...request.visitor, now: new Date(now) };
   const allowed: Candidate[] = [];
   const preferred: Candidate[] = [];
   for (const c of candidates) {
     const t = snapshot.targetingOf(c);
-    const verdict = judge(t.targets, facts);
+    const verdict = judge(t.targets, request.visitor);
     if (!verdict.ok) {
       explain?.({ placement: c.placement, adItem: c.adItem, rule: verdict.rule, detail: verdict.detail });
       continue;

@@ -61,6 +61,8 @@ export class DecisionData {
   private readonly placementsByChannel = new Map<string, Set<number>>();
   /** Parsed forms of targets, kept with the entity they came from (an update replaces the entity). */
   private readonly parsed = new WeakMap<DecisionEntity, unknown>();
+  /** Resolved targets by account, placement and zone; emptied by every change to the snapshot. */
+  private readonly targeting = new Map<string, TargetingOf>();
   /** Whether any live target needs the requester's location (the GeoIP database is opened only then). */
   needsGeo = false;
 
@@ -69,6 +71,7 @@ export class DecisionData {
   }
 
   clear(): void {
+    this.targeting.clear();
     this.entities.clear();
     this.placementsByZone.clear();
     this.assignmentsByCampaign.clear();
@@ -105,6 +108,8 @@ export class DecisionData {
   }
 
   upsert(e: DecisionEntity): void {
+    // Any change may touch a placement's targets (its schedule, a target, a data list): resolve again.
+    this.targeting.clear();
     const k = key(e.account, e.kind, e.id);
     const old = this.entities.get(k);
     if (old) this.unindex(old);
@@ -114,6 +119,7 @@ export class DecisionData {
   }
 
   remove(r: DecisionEntityRef): void {
+    this.targeting.clear();
     const k = key(r.account, r.kind, r.id);
     const old = this.entities.get(k);
     if (!old) return;
@@ -130,8 +136,21 @@ export class DecisionData {
     return this.parsed.get(e) as T;
   }
 
-  /** The targets a candidate's placement names under every targeting rule, resolved from the snapshot. */
+  /**
+   * The targets a candidate's placement names under every targeting rule, resolved from the snapshot
+   * once per placement and zone until the snapshot changes.
+   */
   targetingOf(c: Candidate): TargetingOf {
+    const k = `${c.account}:${c.placement}:${c.zone}`;
+    let t = this.targeting.get(k);
+    if (!t) {
+      if (this.targeting.size > 100_000) this.targeting.clear();
+      this.targeting.set(k, (t = this.resolveTargeting(c)));
+    }
+    return t;
+  }
+
+  private resolveTargeting(c: Candidate): TargetingOf {
     const placementEntity = this.get(c.account, 'placement', c.placement)!;
     const placement = placementEntity.placement!;
     const targets = resolveTargets({

@@ -60,6 +60,7 @@ export class Visitors {
     if (data.needsGeo && !this.geo.loaded) void this.geo.load();
     const nowSeconds = Math.floor(nowMs / 1000);
     return {
+      now: new Date(nowMs),
       geo: this.geo.lookup(r.ip || clientIp(req)),
       platform: platformOf(r.ua || String(req.headers['user-agent'] ?? '')),
       screenWidth: r.screenWidth,

@@ -29,7 +29,7 @@ function snapshot(opts: { weights?: number[]; end?: string; uniqueDelivery?: boo
   return dataFrom(entities);
 }
 
-const visitor: DecisionRequest['visitor'] = { platform: platformOf(''), keywords: [], data: {}, frequency: new Map(), accountTimezone: 'UTC' };
+const visitor: DecisionRequest['visitor'] = { now: new Date('2026-06-01T12:00:00Z'), platform: platformOf(''), keywords: [], data: {}, frequency: new Map(), accountTimezone: 'UTC' };
 const request = (over: Partial<DecisionRequest> = {}): DecisionRequest => ({ account: ACCOUNT, zone: ZONE, visitor, want: 'one', ...over });
 const clock = (random: number, now = Date.parse('2026-06-01T12:00:00Z')): Clock => ({ now: () => now, random: () => random });
 
@@ -71,6 +71,15 @@ describe('decide()', () => {
   it('picks only among ads the answer form accepts, keeping their weights', () => {
     const data = snapshot({ weights: [1, 3] });
     expect(decide(request({ accepts: (c) => c.adItem === 100 }), data, {}, clock(0.9)).ads.map((c) => c.adItem)).toEqual([100]);
+  });
+
+  it('reads a changed target at once: resolved targets are kept only until the snapshot changes', () => {
+    const data = snapshot({ weights: [1], keywords: 'sports' });
+    const sports = request({ visitor: { ...visitor, keywords: ['sports'] } });
+    expect(decide(sports, data, {}, clock(0.5)).ads).toHaveLength(1);
+    // Required keywords the request does not give exclude the ad, from the next decision on.
+    data.apply({ reset: false, removals: [], upserts: [entity('placement', 200, { placement: { zoneKind: 'standard_zone', zone: ZONE, advertisementKind: 'image_ad_item', advertisement: 100, schedule: 50, weight: 1, active: true, keywords: 'chess', keywordsMatchMethod: 'required' } })] });
+    expect(decide(sports, data, {}, clock(0.5)).ads).toEqual([]);
   });
 
   it('answers nothing for a zone it does not hold', () => {
