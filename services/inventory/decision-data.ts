@@ -201,12 +201,13 @@ export function toDecisionEntity(row: ResourceRow): DecisionEntity | undefined {
           keywords: str(a.keywords),
           keywordsMatchMethod: str(a.keywords_match_method) || 'preferred',
           ...frequency(a),
+          priority: str(a.priority) || 'standard',
         },
       };
     case 'schedule':
       return { ...base, schedule: { startDate: str(a.start_date), endDate: str(a.end_date), dayParting: int(a.day_parting_id), ...frequency(a) } };
     case 'channel':
-      return { ...base, channel: {} };
+      return { ...base, channel: { priority: str(a.priority) || 'standard' } };
     case 'channel_zone_assignment':
       return { ...base, channelZone: { channel: int(a.channel), zoneKind: refKind(a.zone), zone: refId(a.zone) } };
     case 'image_creative':

@@ -1,4 +1,4 @@
-import { pickWeighted, type Candidate, type DecisionData, type Excluded } from './decision-store';
+import { pickWeighted, TIERS, type Candidate, type DecisionData, type Excluded } from './decision-store';
 import { judge, type RequestFacts } from '../targeting';
 
 /**
@@ -55,7 +55,7 @@ export function decide(request: DecisionRequest, snapshot: DecisionData, counter
   const candidates = snapshot.eligible(request.account, request.zone, request.size, now, explain);
   if (!candidates.length) return { ads: [], excluded };
   const allowed: Candidate[] = [];
-  const preferred: Candidate[] = [];
+  const preferred = new Set<Candidate>();
   for (const c of candidates) {
     const t = snapshot.targetingOf(c);
     const verdict = judge(t.targets, request.visitor);
@@ -67,19 +67,30 @@ export function decide(request: DecisionRequest, snapshot: DecisionData, counter
       explain?.({ placement: c.placement, adItem: c.adItem, rule: 'unique_delivery', detail: 'already shown on this page view' });
       continue;
     }
+    if (request.want === 'one' && request.accepts && !request.accepts(c)) continue;
     allowed.push(c);
-    if (verdict.preferred) preferred.push(c);
+    if (verdict.preferred) preferred.add(c);
   }
-  // Keyword "preferred" matches are served ahead of the rest.
-  const eligible = preferred.length ? preferred : allowed;
-  if (request.want === 'all') return { ads: eligible, excluded };
+  if (!allowed.length) return { ads: [], excluded };
   if (request.want === 'ranked') {
-    // By weight, ties in random order.
-    const keyed = eligible.map((c) => ({ c, k: clock.random() }));
-    keyed.sort((a, b) => b.c.weight - a.c.weight || a.k - b.k);
+    // Every eligible ad (keyword "preferred" matches only, when any), by tier, then weight, ties in random order.
+    const pool = preferred.size ? allowed.filter((c) => preferred.has(c)) : allowed;
+    const keyed = pool.map((c) => ({ c, k: clock.random() }));
+    keyed.sort((a, b) => a.c.tier - b.c.tier || b.c.weight - a.c.weight || a.k - b.k);
     return { ads: keyed.map((x) => x.c), excluded };
   }
-  const pool = request.accepts ? eligible.filter(request.accepts) : eligible;
-  const chosen = pickWeighted(pool, clock.random);
+  // Priority tiers: only the highest tier with an eligible ad serves.
+  let best = allowed[0].tier;
+  for (const c of allowed) if (c.tier < best) best = c.tier;
+  const tier = allowed.filter((c) => {
+    if (c.tier === best) return true;
+    explain?.({ placement: c.placement, adItem: c.adItem, rule: 'priority', detail: `a ${TIERS[best]} ad is eligible (this one is ${TIERS[c.tier]})` });
+    return false;
+  });
+  // Within the tier, keyword "preferred" matches are served ahead of the rest.
+  const favoured = tier.filter((c) => preferred.has(c));
+  const eligible = favoured.length ? favoured : tier;
+  if (request.want === 'all') return { ads: eligible, excluded };
+  const chosen = pickWeighted(eligible, clock.random);
   return { ads: chosen ? [chosen] : [], excluded };
 }

@@ -26,6 +26,8 @@ export interface Candidate {
   /** The placement's geo target (0: none), recorded with its events for the geo-target report. */
   geoTarget: number;
   weight: number;
+  /** Its priority tier, 0 (sponsorship) to 4 (house): a lower tier serves only when no higher one can. */
+  tier: number;
   pricingModel: string;
   price: string;
 }
@@ -42,6 +44,9 @@ const AD_ITEM_KINDS: ReadonlySet<string> = new Set(DISPLAY_AD_ITEM_KINDS);
 const ZONE_KINDS = new Set(['standard_zone', 'email_zone']);
 
 const key = (account: number, kind: string, id: number) => `${account}:${kind}:${id}`;
+
+/** The priority tiers, highest first (the reference's placement and channel `priority`). */
+export const TIERS = ['sponsorship', 'standard', 'network', 'bulk', 'house'] as const;
 
 /** `YYYY-MM-DD HH:MM:SS` UTC to epoch ms; NaN when empty or malformed. */
 function scheduleTime(s: string): number {
@@ -212,7 +217,13 @@ export class DecisionData {
         skip(pid, 0, 'schedule', `runs ${sched.startDate || 'from the start'} to ${sched.endDate || 'forever'} (UTC)`);
         continue;
       }
-      const common = { account, zone: zoneId, publisher: zone.zone.publisher, placement: pid, channel: p.channel, geoTarget: p.geoTarget || 0, pricingModel: p.pricingModel, price: p.price };
+      // A channel's placements take the channel's tier where the channel serves them.
+      const priority = p.channel ? this.get(account, 'channel', p.channel)?.channel?.priority : p.priority;
+      const tier = TIERS.indexOf((priority || 'standard') as (typeof TIERS)[number]);
+      const common = {
+        account, zone: zoneId, publisher: zone.zone.publisher, placement: pid, channel: p.channel, geoTarget: p.geoTarget || 0,
+        pricingModel: p.pricingModel, price: p.price, tier: tier < 0 ? 1 : tier,
+      };
       if (AD_ITEM_KINDS.has(p.advertisementKind)) {
         const item = this.get(account, p.advertisementKind, p.advertisement);
         if (!item?.adItem || !fits(item)) {

@@ -14,7 +14,7 @@ function entity(kind: string, id: number, fields: DeepPartial<DecisionEntity>): 
   return DecisionEntity.fromPartial({ kind, id, account: ACCOUNT, ...fields });
 }
 
-function snapshot(opts: { weights?: number[]; end?: string; uniqueDelivery?: boolean; keywords?: string } = {}) {
+function snapshot(opts: { weights?: number[]; end?: string; uniqueDelivery?: boolean; keywords?: string; priorities?: string[] } = {}) {
   const weights = opts.weights ?? [1, 3];
   const entities = [
     entity('standard_zone', ZONE, { zone: { width: 300, height: 250, dimensions: 'fixed', publisher: 1, uniqueDelivery: !!opts.uniqueDelivery } }),
@@ -23,7 +23,7 @@ function snapshot(opts: { weights?: number[]; end?: string; uniqueDelivery?: boo
   weights.forEach((weight, i) => {
     entities.push(entity('image_ad_item', 100 + i, { adItem: { width: 300, height: 250, location: 'https://example.com/', creativeUrl: `https://cdn.example/${i}.png` } }));
     entities.push(entity('placement', 200 + i, {
-      placement: { zoneKind: 'standard_zone', zone: ZONE, advertisementKind: 'image_ad_item', advertisement: 100 + i, schedule: 50, weight, active: true, keywords: i === 0 ? opts.keywords ?? '' : '' },
+      placement: { zoneKind: 'standard_zone', zone: ZONE, advertisementKind: 'image_ad_item', advertisement: 100 + i, schedule: 50, weight, active: true, keywords: i === 0 ? opts.keywords ?? '' : '', priority: opts.priorities?.[i] ?? '' },
     }));
   });
   return dataFrom(entities);
@@ -80,6 +80,24 @@ describe('decide()', () => {
     // Required keywords the request does not give exclude the ad, from the next decision on.
     data.apply({ reset: false, removals: [], upserts: [entity('placement', 200, { placement: { zoneKind: 'standard_zone', zone: ZONE, advertisementKind: 'image_ad_item', advertisement: 100, schedule: 50, weight: 1, active: true, keywords: 'chess', keywordsMatchMethod: 'required' } })] });
     expect(decide(sports, data, {}, clock(0.5)).ads).toEqual([]);
+  });
+
+  it('serves only the highest priority tier that has an eligible ad, whatever the weights', () => {
+    const data = snapshot({ weights: [1, 1000, 1000], priorities: ['sponsorship', 'standard', 'house'] });
+    for (const chance of [0, 0.5, 0.999]) expect(decide(request(), data, {}, clock(chance)).ads.map((c) => c.adItem)).toEqual([100]);
+    const debug = decide(request({ want: 'all' }), data, {}, clock(0.5));
+    expect(debug.ads.map((c) => c.adItem)).toEqual([100]);
+    expect(debug.excluded).toEqual([
+      expect.objectContaining({ adItem: 101, rule: 'priority', detail: 'a sponsorship ad is eligible (this one is standard)' }),
+      expect.objectContaining({ adItem: 102, rule: 'priority', detail: 'a sponsorship ad is eligible (this one is house)' }),
+    ]);
+    // jsonr lists every eligible ad, highest tier first.
+    expect(decide(request({ want: 'ranked' }), data, {}, clock(0.5)).ads.map((c) => c.adItem)).toEqual([100, 101, 102]);
+    // A tier whose ads the answer form cannot show gives way to the next.
+    expect(decide(request({ accepts: (c) => c.adItem !== 100 }), data, {}, clock(0.99)).ads.map((c) => c.adItem)).toEqual([101]);
+    // The house ad serves when nothing above it is eligible.
+    const houseOnly = snapshot({ weights: [1, 1], priorities: ['house', 'bulk'] });
+    expect(decide(request(), houseOnly, {}, clock(0.1)).ads.map((c) => c.adItem)).toEqual([101]);
   });
 
   it('answers nothing for a zone it does not hold', () => {

@@ -191,3 +191,40 @@ test('ending the schedule, then archiving the publisher, stop the zone serving w
   expect((await acct.live.get(`/v1/publishers/${own.publisher.id}/archive`)).status).toBe(200);
   expect(await within(1000, async () => (await json()) === 'NO_ADS')).toBeLessThan(1000);
 });
+
+test('priority tiers on real serving: only the highest tier with an eligible ad serves, and a lower tier takes over within 1 s', async () => {
+  // The campaign of `fx` serves in this zone at the default tier (standard); a heavier house ad and a
+  // light sponsorship ad join it.
+  const own = await zoneWithCampaign(acct.live, [5]);
+  const add = async (name: string, priority: string, weight: number) => {
+    const item = await acct.live.post('/v2/ad-items/image', { name, width: 300, height: 250, creative_url: `https://cdn.example/${name}.png`, location: `https://advertiser.example/${name}` });
+    expect(item.status).toBe(200);
+    const p = await acct.live.post('/v2/placements', {
+      zone: { id: own.zone.id, type: 'standard_zone' }, advertisement: { id: item.body.id, type: 'image_ad_item' }, schedule: own.schedule.id, priority, weight,
+    });
+    expect(p.status).toBe(200);
+    return { item: item.body, placement: p.body };
+  };
+  const house = await add('house', 'house', 1000);
+  const sponsor = await add('sponsor', 'sponsorship', 1);
+  const served = async () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 40; i++) seen.add((await serveGet(serving(), `/adserve/;ID=${acct.id};setID=${own.zone.id};type=json`)).body.placements?.placement_1?.banner_id);
+    return seen;
+  };
+  await within(5000, async () => (await served()).has(String(sponsor.item.id)));
+  expect([...(await served())]).toEqual([String(sponsor.item.id)]);
+  // jsonr lists every eligible ad, highest tier first.
+  const ranked = await serveGet(serving(), `/adserve/;ID=${acct.id};setID=${own.zone.id};type=jsonr`);
+  expect(Object.values(ranked.body.placements).map((x: any) => Number(x.banner_id))).toEqual([sponsor.item.id, own.items[0].id, house.item.id]);
+  // The decision debug names the rule that left the lower tiers out.
+  const debug = await acct.live.get(`/v2/adserve?ID=${acct.id}&setID=${own.zone.id}&type=json&debug=1`);
+  expect(debug.body.excluded).toEqual(expect.arrayContaining([expect.objectContaining({ ad_item: house.item.id, rule: 'priority' })]));
+  // Pausing the sponsorship hands the zone to the standard tier, never to the heavier house ad.
+  expect((await acct.live.put(`/v2/placements/${sponsor.placement.id}`, { active: false })).status).toBe(200);
+  await within(1000, async () => !(await served()).has(String(sponsor.item.id)));
+  expect([...(await served())]).toEqual([String(own.items[0].id)]);
+  // With the standard placement paused too, the house ad serves.
+  expect((await acct.live.put(`/v2/placements/${own.placement.id}`, { active: false })).status).toBe(200);
+  await within(1000, async () => (await served()).has(String(house.item.id)));
+}, 60_000);
