@@ -39,7 +39,21 @@ export function platformMetadata(info: PlatformInfo, tenant?: { accountId: numbe
   return md;
 }
 
+/**
+ * Starts the replica on fresh ports; a port picked as free can be taken by another test before the
+ * replica binds it, so a start that fails on a taken port is tried again on new ones.
+ */
 export async function startServiceReplica(info: PlatformInfo, service: ServiceName, extraEnv: Record<string, string> = {}): Promise<ServiceReplica> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(info, service, extraEnv);
+    } catch (err) {
+      if (attempt >= 3 || !/EADDRINUSE|address already in use/.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+async function startOnce(info: PlatformInfo, service: ServiceName, extraEnv: Record<string, string>): Promise<ServiceReplica> {
   const grpcPort = await freePort();
   let out = '';
   const proc = spawn(process.execPath, [path.join(ROOT, `dist/services/${service}/main.js`)], {
