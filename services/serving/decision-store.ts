@@ -269,11 +269,6 @@ export interface TargetingOf {
   uniqueDelivery: boolean;
 }
 
-/** The targeting rules a candidate's placement names, resolved from the targets in memory. */
-export function targetingOf(data: DecisionData, c: Candidate): TargetingOf {
-  return data.targetingOf(c);
-}
-
 /** Weighted random pick: each candidate's chance is its weight over the sum of weights. */
 export function pickWeighted<T extends { weight: number }>(candidates: T[], random = Math.random): T | undefined {
   if (!candidates.length) return undefined;
