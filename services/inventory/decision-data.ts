@@ -120,6 +120,12 @@ function pricing(cost: Json | undefined): { pricingModel: string; price: string 
   return { pricingModel: '', price: '' };
 }
 
+/** The cost's rates as decimal strings, for the auction's effective CPM. */
+function rates(cost: Json | undefined): { costCpm: string; costCpc: string; costCpa: string } {
+  const c = cost && typeof cost === 'object' && !Array.isArray(cost) ? (cost as Record<string, Json>) : {};
+  const rate = (v: Json | undefined) => (typeof v === 'number' && v > 0 ? String(v) : '');
+  return { costCpm: rate(c.cpm), costCpc: rate(c.cpc), costCpa: rate(c.cpa) };
+}
 
 /** A frequency cap in seconds: the period counts days, or hours with the unit extension; 0 without a cap. */
 function frequency(a: Record<string, Json>): { frequencyLimit: number; frequencyWindowSeconds: number } {
@@ -202,12 +208,32 @@ export function toDecisionEntity(row: ResourceRow): DecisionEntity | undefined {
           keywordsMatchMethod: str(a.keywords_match_method) || 'preferred',
           ...frequency(a),
           priority: str(a.priority) || 'standard',
+          serveMethod: str(a.serve_method) || 'weight',
+          shareOfVoice: typeof a.share_of_voice === 'number' ? a.share_of_voice : -1,
+          ...rates(a.cost),
+          dayCapLimit: int(a.day_cap_limit),
+          dayCapType: str(a.day_cap_type),
         },
       };
     case 'schedule':
-      return { ...base, schedule: { startDate: str(a.start_date), endDate: str(a.end_date), dayParting: int(a.day_parting_id), ...frequency(a) } };
+      return {
+        ...base,
+        schedule: {
+          startDate: str(a.start_date),
+          endDate: str(a.end_date),
+          dayParting: int(a.day_parting_id),
+          ...frequency(a),
+          quotaLifetime: int(a.quota_lifetime),
+          quotaType: str(a.quota_type),
+          dayCapLimit: int(a.day_cap_limit),
+          dayCapType: str(a.day_cap_type),
+          deliveryMethod: str(a.delivery_method) || 'default',
+          underDeliveryBehaviour: str(a.under_delivery_behaviour) || 'endOnDate',
+          timezone: str(a.start_at_timezone) || str(a.end_at_timezone),
+        },
+      };
     case 'channel':
-      return { ...base, channel: { priority: str(a.priority) || 'standard' } };
+      return { ...base, channel: { priority: str(a.priority) || 'standard', useShareOfVoice: a.use_share_of_voice === true } };
     case 'channel_zone_assignment':
       return { ...base, channelZone: { channel: int(a.channel), zoneKind: refKind(a.zone), zone: refId(a.zone) } };
     case 'image_creative':

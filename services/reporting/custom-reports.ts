@@ -15,7 +15,7 @@ import type { Attributes, KindHooks } from '../shared/resource-store';
 import { tenantFromMetadata, type Tenant } from '../shared/tenant';
 import { ParamErrors, REPORT_TYPES, VAST_REPORT_TYPES, parseRange } from './report-params';
 import { buildReport, parseReportQuery, withFinancials } from './report-query';
-import { addMonths, type CalendarDate } from './timezones';
+import { addMonths, type CalendarDate } from '../shared/timezones';
 
 const CONFIG_KIND = { display: 'report_configuration', vast: 'vast_report_configuration' } as const;
 const SCHEDULE_KIND = { display: 'report_configuration_schedule', vast: 'vast_report_configuration_schedule' } as const;

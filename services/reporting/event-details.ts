@@ -3,7 +3,7 @@ import type { EventDetail, EventDetailsPage, EventDetailsQuery, EventLogExport, 
 import { formatTimestamp } from '../shared/db';
 import type { Tenant } from '../shared/tenant';
 import { ParamErrors, checkedIds, parseEnum, parseRange } from './report-params';
-import { formatInZone } from './timezones';
+import { formatInZone } from '../shared/timezones';
 
 const FILTERS: Record<string, Record<string, string>> = {
   click: { zone: 'zone_id', campaign: 'campaign_id' },

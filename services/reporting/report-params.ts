@@ -3,7 +3,7 @@ import { fail } from '../shared/errors';
 import { MAX_IDS } from '../shared/query-values';
 import {
   addDays, addMonths, dateIn, isTimeZone, midnight, nextPeriod, startOfPeriod, type CalendarDate, type Period,
-} from './timezones';
+} from '../shared/timezones';
 
 /**
  * The report parameters of the reference API, checked here (not in the gateway) so that the API and

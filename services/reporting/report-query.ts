@@ -3,7 +3,7 @@ import type { BreakdownRow, Financials, Money, Report, ReportEntity, ReportQuery
 import type { Tenant } from '../shared/tenant';
 import { divide, formatDecimal, parseDecimal } from '../shared/decimal';
 import { PERIODS, ParamErrors, REPORT_TYPES, VAST_REPORT_TYPES, checkedIds, parseEnum, parseRange, type TimeRange } from './report-params';
-import { formatInZone, periodStarts, type Period } from './timezones';
+import { formatInZone, periodStarts, type Period } from '../shared/timezones';
 
 /** Rollup column holding the id a report type groups by; types without one answer no rows yet. */
 const ENTITY_COLUMN: Record<string, string | undefined> = {

@@ -2,13 +2,14 @@ import type { ServerUnaryCall } from '@grpc/grpc-js';
 import { EventIngestService, type RecordEventsRequest, type RecordEventsResponse } from '../../proto/gen/adserver/reporting/v1/events';
 import {
   ReportsService, type EventDetailsPage, type EventDetailsQuery, type EventLogExport, type EventLogQuery, type RebuildRollupsRequest,
-  type RebuildRollupsResponse, type Report, type ReportQuery,
+  type RebuildRollupsResponse, type Report, type ReportQuery, type DeliveryQuery, type DeliveryTotals,
 } from '../../proto/gen/adserver/reporting/v1/reports';
 import { envStr } from '../shared/config';
 import { fail } from '../shared/errors';
 import { implement } from '../shared/grpc/server';
 import type { ServiceSpec } from '../shared/service-main';
 import { tenantFromMetadata } from '../shared/tenant';
+import { deliveryTotals } from './delivery-totals';
 import { exportEventLog, listEventDetails } from './event-details';
 import { customReportHooks, customReportsBinding, startReportGeneration } from './custom-reports';
 import { batchProblems, recordEvents } from './events-ingest';
@@ -53,6 +54,12 @@ export const reportingService: ServiceSpec = {
       /** An operator call (admin CLI): it spans every account, so it carries no tenant. */
       async rebuildRollups(req: RebuildRollupsRequest): Promise<RebuildRollupsResponse> {
         return rebuildRollups(db.knex, req);
+      },
+      /** Serving (no tenant) asks for any account; an API caller only for its own. */
+      async getDelivery(req: DeliveryQuery, call): Promise<DeliveryTotals> {
+        const tenant = call.metadata.get('x-account-id').length ? tenantOf(call) : undefined;
+        if (tenant && tenant.accountId !== req.account) throw fail.notFound('account', req.account);
+        return deliveryTotals(db.knex, req);
       },
     }),
   ],

@@ -9,6 +9,7 @@ import { decisionEvent, type EventSink } from './events';
 import { clientIp, cookies, invalid, macro, positiveInt, safeDecode } from './request';
 import type { Decision, TokenSigner } from './tracking';
 import type { Visitors } from './visitor';
+import type { DeliveryLedger } from './delivery-ledger';
 
 const CONVERSION_KINDS = new Set([...AD_ITEM_KINDS, 'standard_campaign', 'standard_zone', 'email_zone']);
 
@@ -29,6 +30,8 @@ export class Conversions {
     private readonly signer: TokenSigner,
     private readonly events: EventSink,
     private readonly visitors: Visitors,
+    /** Conversions move the CVR an auction converts CPA prices with. */
+    private readonly delivery?: DeliveryLedger,
   ) {}
 
   private allowed(key: string, now = Date.now()): boolean {
@@ -75,5 +78,6 @@ export class Conversions {
     e.conversionValue = attributed ? value : '';
     e.conversionReference = reference;
     this.events.push(e);
+    if (attributed && d.placement) this.delivery?.record(this.data.current, 'conversions', { id: eventId, account, placement: d.placement });
   }
 }

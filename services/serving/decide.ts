@@ -1,5 +1,6 @@
 import { pickWeighted, TIERS, type Candidate, type DecisionData, type Excluded } from './decision-store';
 import { judge, type RequestFacts } from '../targeting';
+import { FREE, type DeliveryGate } from './delivery-ledger';
 
 /**
  * The decision engine: which ad a zone shows for one request. Pure: it reads the snapshot of decision
@@ -31,6 +32,8 @@ export interface DecisionRequest {
 export interface DecisionCounters {
   /** Ad items already shown on this page view (the zone's unique delivery), when the page is known. */
   shownOnPage?: ReadonlySet<number>;
+  /** Delivery goals (quotas, day caps), pacing and the auction's rates; absent: no goal applies (test mode). */
+  delivery?: DeliveryGate;
 }
 
 /** Time and chance, injected so that a test can fix both. */
@@ -56,6 +59,7 @@ export function decide(request: DecisionRequest, snapshot: DecisionData, counter
   if (!candidates.length) return { ads: [], excluded };
   const allowed: Candidate[] = [];
   const preferred = new Set<Candidate>();
+  const paced = new Set<Candidate>();
   for (const c of candidates) {
     const t = snapshot.targetingOf(c);
     const verdict = judge(t.targets, request.visitor);
@@ -68,6 +72,12 @@ export function decide(request: DecisionRequest, snapshot: DecisionData, counter
       continue;
     }
     if (request.want === 'one' && request.accepts && !request.accepts(c)) continue;
+    const standing = counters.delivery?.standing(c, snapshot, now, request.want === 'all') ?? FREE;
+    if ('rule' in standing) {
+      explain?.({ placement: c.placement, adItem: c.adItem, rule: standing.rule, detail: standing.detail });
+      continue;
+    }
+    if (standing.paced) paced.add(c);
     allowed.push(c);
     if (verdict.preferred) preferred.add(c);
   }
@@ -79,18 +89,69 @@ export function decide(request: DecisionRequest, snapshot: DecisionData, counter
     keyed.sort((a, b) => a.c.tier - b.c.tier || b.c.weight - a.c.weight || a.k - b.k);
     return { ads: keyed.map((x) => x.c), excluded };
   }
-  // Priority tiers: only the highest tier with an eligible ad serves.
-  let best = allowed[0].tier;
-  for (const c of allowed) if (c.tier < best) best = c.tier;
-  const tier = allowed.filter((c) => {
-    if (c.tier === best) return true;
-    explain?.({ placement: c.placement, adItem: c.adItem, rule: 'priority', detail: `a ${TIERS[best]} ad is eligible (this one is ${TIERS[c.tier]})` });
-    return false;
-  });
-  // Within the tier, keyword "preferred" matches are served ahead of the rest.
-  const favoured = tier.filter((c) => preferred.has(c));
-  const eligible = favoured.length ? favoured : tier;
-  if (request.want === 'all') return { ads: eligible, excluded };
-  const chosen = pickWeighted(eligible, clock.random);
-  return { ads: chosen ? [chosen] : [], excluded };
+  // Priority tiers: the highest tier with an eligible ad serves; a lower one only when the higher
+  // leaves the decision unfilled (the remainder of a share of voice under 100 %).
+  const tiers = new Map<number, Candidate[]>();
+  for (const c of allowed) {
+    const list = tiers.get(c.tier);
+    if (list) list.push(c);
+    else tiers.set(c.tier, [c]);
+  }
+  const order = [...tiers.keys()].sort((a, b) => a - b);
+  const best = order[0];
+  if (explain) {
+    for (const c of allowed) {
+      if (c.tier !== best) explain({ placement: c.placement, adItem: c.adItem, rule: 'priority', detail: `a ${TIERS[best]} ad is eligible (this one is ${TIERS[c.tier]})` });
+    }
+  }
+  for (const t of order) {
+    const inTier = tiers.get(t)!;
+    // Within the tier, keyword "preferred" matches are served ahead of the rest.
+    const favoured = inTier.filter((c) => preferred.has(c));
+    const eligible = favoured.length ? favoured : inTier;
+    if (request.want === 'all') return { ads: eligible, excluded };
+    const chosen = pickInTier(eligible, paced, clock.random, counters.delivery);
+    if (chosen) return { ads: [chosen], excluded };
+  }
+  return { ads: [], excluded };
+}
+
+/**
+ * One ad of a tier. Smooth placements within their pace come first (they keep a promise over time),
+ * then the share of voice of a channel that uses it (its unsold remainder leaves the decision to
+ * lower tiers unless weighted ads share the tier), then weight, then the auction: the highest
+ * effective CPM, ties broken by weight.
+ */
+export function pickInTier(tier: Candidate[], paced: ReadonlySet<Candidate>, random: () => number, gate?: DeliveryGate): Candidate | undefined {
+  if (paced.size) {
+    const onPace = tier.filter((c) => paced.has(c));
+    if (onPace.length) return pickWeighted(onPace, random);
+  }
+  let rest = tier;
+  if (tier.some((c) => c.shareOfVoice >= 0)) {
+    let u = random() * 100;
+    for (const c of tier) {
+      if (c.shareOfVoice < 0) continue;
+      u -= c.shareOfVoice;
+      if (u < 0) return c;
+    }
+    rest = tier.filter((c) => c.shareOfVoice < 0);
+    if (!rest.length) return undefined;
+  }
+  const weighted = rest.filter((c) => c.serveMethod !== 'auction');
+  if (weighted.length) return pickWeighted(weighted, random);
+  let winner: Candidate | undefined;
+  let best = -1;
+  let ties = 0;
+  for (const c of rest) {
+    const ecpm = gate ? gate.ecpm(c) : Number(c.cost.cpm || 0);
+    if (ecpm > best || (ecpm === best && c.weight > winner!.weight)) {
+      winner = c;
+      best = ecpm;
+      ties = 1;
+    } else if (ecpm === best && c.weight === winner!.weight && random() < 1 / ++ties) {
+      winner = c; // equal price and weight: each is as likely
+    }
+  }
+  return winner;
 }

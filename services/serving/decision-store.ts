@@ -7,6 +7,7 @@ import {
   type DecisionEntityRef,
 } from '../../proto/gen/adserver/inventory/v1/decision_data';
 import { openStream } from '../shared/grpc/client';
+import { scheduleTime } from './delivery-goals';
 import { log } from '../shared/log';
 import { entityNeedsGeo, resolveTargets, type Targets } from '../targeting';
 import type { FrequencyCap } from '../targeting/frequency-cap';
@@ -30,6 +31,14 @@ export interface Candidate {
   tier: number;
   pricingModel: string;
   price: string;
+  /** Its schedule (the owner of its quota, day cap and pacing). */
+  schedule: number;
+  /** `auction`: within its tier, the highest effective CPM wins; `weight`: picked by weight. */
+  serveMethod: string;
+  /** Its percent of the tier's decisions when its channel uses share of voice; -1 otherwise. */
+  shareOfVoice: number;
+  /** The placement's rates (decimal strings, "" when unset), for the auction's effective CPM. */
+  cost: { cpm: string; cpc: string; cpa: string };
 }
 
 /** Why an ad of the zone's placements is not a candidate (the decision-debug answer lists these). */
@@ -48,10 +57,6 @@ const key = (account: number, kind: string, id: number) => `${account}:${kind}:$
 /** The priority tiers, highest first (the reference's placement and channel `priority`). */
 export const TIERS = ['sponsorship', 'standard', 'network', 'bulk', 'house'] as const;
 
-/** `YYYY-MM-DD HH:MM:SS` UTC to epoch ms; NaN when empty or malformed. */
-function scheduleTime(s: string): number {
-  return s ? Date.parse(`${s.replace(' ', 'T')}Z`) : NaN;
-}
 
 /**
  * The decision data of every account in memory: entities by kind and id, with indexes from zone to
@@ -64,6 +69,10 @@ export class DecisionData {
   /** Channel zone assignments by zone, and placements by channel: a channel's placements serve in its zones. */
   private readonly channelLinksByZone = new Map<string, Set<number>>();
   private readonly placementsByChannel = new Map<string, Set<number>>();
+  /** Placements by schedule: a schedule's quota counts the views or clicks of every placement on it. */
+  private readonly placementsBySchedule = new Map<string, Set<number>>();
+  /** Values derived from the snapshot (delivery goals), emptied by every change like `targeting`. */
+  private readonly derived = new Map<string, unknown>();
   /** Parsed forms of targets, kept with the entity they came from (an update replaces the entity). */
   private readonly parsed = new WeakMap<DecisionEntity, unknown>();
   /** Resolved targets by account, placement and zone; emptied by every change to the snapshot. */
@@ -77,6 +86,8 @@ export class DecisionData {
 
   clear(): void {
     this.targeting.clear();
+    this.derived.clear();
+    this.placementsBySchedule.clear();
     this.entities.clear();
     this.placementsByZone.clear();
     this.assignmentsByCampaign.clear();
@@ -103,6 +114,7 @@ export class DecisionData {
 
   private indexAll(e: DecisionEntity, add: boolean): void {
     if (e.placement?.zone) this.index(this.placementsByZone, key(e.account, e.placement.zoneKind, e.placement.zone), e.id, add);
+    if (e.placement?.schedule) this.index(this.placementsBySchedule, key(e.account, 'schedule', e.placement.schedule), e.id, add);
     if (e.placement?.channel) this.index(this.placementsByChannel, key(e.account, 'channel', e.placement.channel), e.id, add);
     if (e.assignment) this.index(this.assignmentsByCampaign, key(e.account, 'standard_campaign', e.assignment.campaign), e.id, add);
     if (e.channelZone) this.index(this.channelLinksByZone, key(e.account, e.channelZone.zoneKind, e.channelZone.zone), e.id, add);
@@ -115,6 +127,7 @@ export class DecisionData {
   upsert(e: DecisionEntity): void {
     // Any change may touch a placement's targets (its schedule, a target, a data list): resolve again.
     this.targeting.clear();
+    this.derived.clear();
     const k = key(e.account, e.kind, e.id);
     const old = this.entities.get(k);
     if (old) this.unindex(old);
@@ -125,6 +138,7 @@ export class DecisionData {
 
   remove(r: DecisionEntityRef): void {
     this.targeting.clear();
+    this.derived.clear();
     const k = key(r.account, r.kind, r.id);
     const old = this.entities.get(k);
     if (!old) return;
@@ -134,6 +148,20 @@ export class DecisionData {
 
   get(account: number, kind: string, id: number): DecisionEntity | undefined {
     return this.entities.get(key(account, kind, id));
+  }
+
+  /** The placements whose schedule is this one. */
+  placementsOfSchedule(account: number, schedule: number): number[] {
+    return [...(this.placementsBySchedule.get(key(account, 'schedule', schedule)) ?? [])];
+  }
+
+  /** A value derived from the snapshot, made once until the snapshot changes. */
+  memo<T>(k: string, make: () => T): T {
+    if (this.derived.has(k)) return this.derived.get(k) as T;
+    if (this.derived.size > 200_000) this.derived.clear();
+    const v = make();
+    this.derived.set(k, v);
+    return v;
   }
 
   private parsedOf<T>(e: DecisionEntity, make: () => T): T {
@@ -213,16 +241,21 @@ export class DecisionData {
       if (!sched) continue;
       const start = scheduleTime(sched.startDate);
       const end = scheduleTime(sched.endDate);
-      if ((!Number.isNaN(start) && now < start) || (!Number.isNaN(end) && now > end)) {
+      // endOnQuota keeps a schedule with a quota serving past its end date until the quota is met.
+      const pastEnd = !Number.isNaN(end) && now > end && !(sched.underDeliveryBehaviour === 'endOnQuota' && sched.quotaLifetime > 0);
+      if ((!Number.isNaN(start) && now < start) || pastEnd) {
         skip(pid, 0, 'schedule', `runs ${sched.startDate || 'from the start'} to ${sched.endDate || 'forever'} (UTC)`);
         continue;
       }
       // A channel's placements take the channel's tier where the channel serves them.
-      const priority = p.channel ? this.get(account, 'channel', p.channel)?.channel?.priority : p.priority;
+      const channel = p.channel ? this.get(account, 'channel', p.channel)?.channel : undefined;
+      const priority = channel ? channel.priority : p.priority;
       const tier = TIERS.indexOf((priority || 'standard') as (typeof TIERS)[number]);
       const common = {
         account, zone: zoneId, publisher: zone.zone.publisher, placement: pid, channel: p.channel, geoTarget: p.geoTarget || 0,
-        pricingModel: p.pricingModel, price: p.price, tier: tier < 0 ? 1 : tier,
+        pricingModel: p.pricingModel, price: p.price, tier: tier < 0 ? 1 : tier, schedule: p.schedule,
+        serveMethod: p.serveMethod || 'weight', shareOfVoice: channel?.useShareOfVoice ? Math.max(0, p.shareOfVoice) : -1,
+        cost: { cpm: p.costCpm, cpc: p.costCpc, cpa: p.costCpa },
       };
       if (AD_ITEM_KINDS.has(p.advertisementKind)) {
         const item = this.get(account, p.advertisementKind, p.advertisement);

@@ -7,7 +7,8 @@ import { tracedRequest } from '../shared/telemetry';
 import { callerTenant } from './caller';
 import { Conversions } from './conversions';
 import { decide, systemClock, type Clock, type DecisionRequest } from './decide';
-import type { Candidate, DecisionData } from './decision-store';
+import { TIERS, type Candidate, type DecisionData } from './decision-store';
+import type { DeliveryLedger } from './delivery-ledger';
 import { decisionEvent, type EventContext, type EventSink } from './events';
 import { adHtml, AD_DOCUMENT_CSP, ASYNC_JS, creativeOf, iframeDocument, jsDocument, placementJson, rendered, type Creative, type Rendered } from './render';
 import { adserveParams, cookies, HttpError, invalid, readBody, safeDecode, serveRequest, tagRequest, type ServeRequest } from './request';
@@ -42,21 +43,34 @@ export interface ServeDeps {
   /** Whether the first test-mode snapshot has arrived. */
   testReady(): boolean;
   clock?: Clock;
+  /** Delivery goals and pacing of live decisions (test decisions record nothing, so none apply). */
+  delivery?: DeliveryLedger;
 }
 
 export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   const clock = deps.clock ?? systemClock;
   const visitors = new Visitors(deps.geo, deps.signer, deps.secret);
-  const conversions = new Conversions(deps.data, deps.signer, deps.events, visitors);
+  const conversions = new Conversions(deps.data, deps.signer, deps.events, visitors, deps.delivery);
+  const delivery = deps.delivery;
   /** Tracking URLs point at the serving origin ad tags use, whatever host this request came through. */
   const base = serveBaseUrl();
 
   function record(kind: EventKind.RESPONSE | EventKind.IMPRESSION | EventKind.CLICK, d: Decision, ctx: EventContext): void {
-    if (!d.test) deps.events.push(decisionEvent(kind, d, ctx));
+    if (d.test) return;
+    deps.events.push(decisionEvent(kind, d, ctx));
+    if (kind === EventKind.IMPRESSION) delivery?.record(deps.data.current, 'views', d);
+    else if (kind === EventKind.CLICK) delivery?.record(deps.data.current, 'clicks', d);
   }
+
+  /** The goals a live decision reads; test data records nothing, so no goal applies to it. */
+  const gateFor = (data: DecisionData) => (data === deps.data.current ? delivery : undefined);
 
   /** The decision for a parsed request: its visitor's facts and page memory gathered, then `decide`. */
   async function decideFor(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, want: DecisionRequest['want'], accepts?: (c: Creative) => boolean) {
+    const gate = gateFor(data);
+    // The first request for a goal on this replica waits for its counter; later ones never do.
+    const counting = gate?.prepare(data, r.account, r.zone, clock.now());
+    if (counting) await counting;
     const now = clock.now();
     // Unique delivery: what this page view showed already, read only for zones that ask for it.
     const shownOnPage = r.pid && data.zone(r.account, r.zone)?.zone?.uniqueDelivery ? (await deps.pages.served(r.account, r.pid).catch(() => undefined))?.adItems : undefined;
@@ -68,7 +82,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
       want,
       accepts: accepts ? (c: Candidate) => { const cr = creativeOf(data, c); return !!cr && accepts(cr); } : undefined,
     };
-    return decide(request, data, { shownOnPage }, clock);
+    return decide(request, data, { shownOnPage, delivery: gate }, clock);
   }
 
   /** The one ad for a request, rendered with its tracking URLs; the page remembers it for unique delivery. */
@@ -77,7 +91,9 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     const creative = chosen && creativeOf(data, chosen);
     if (!chosen || !creative) return undefined;
     if (r.pid && !test && data.targetingOf(chosen).uniqueDelivery) await deps.pages.remember(r.account, r.pid, chosen.adItem, chosen.campaign).catch(() => undefined);
-    return rendered(creative, chosen, r, deps.signer, base, test, clock.now());
+    const x = rendered(creative, chosen, r, deps.signer, base, test, clock.now());
+    if (!test) gateFor(data)?.decided(data, chosen, clock.now(), x.decision.id);
+    return x;
   }
 
   /** The JSON answer of /adserve, /serve/json and /v2/adserve. */
@@ -96,6 +112,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
         const creative = creativeOf(data, c);
         if (!creative) continue;
         const x = rendered(creative, c, r, deps.signer, base, test, clock.now());
+        if (!test) gateFor(data)?.decided(data, c, clock.now(), x.decision.id);
         placements[`placement_${++n}`] = placementJson(x, r, refresh, base, q);
         record(EventKind.RESPONSE, x.decision, ctx!);
       }
@@ -140,11 +157,20 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
         object: 'decision_debug',
         zone: r.zone,
         test,
-        eligible: ads.map((c) => ({ placement: c.placement, ad_item: c.adItem, ad_item_type: c.adItemKind, campaign: c.campaign || null, weight: c.weight })),
-        excluded: excluded.map((e) => ({ placement: e.placement, ad_item: e.adItem || null, rule: e.rule, detail: e.detail })),
+        eligible: ads.map((c) => ({
+          placement: c.placement, ad_item: c.adItem, ad_item_type: c.adItemKind, campaign: c.campaign || null, weight: c.weight,
+          priority: TIERS[c.tier], serve_method: c.serveMethod, ...pacingOf(data, r.account, c.placement),
+        })),
+        excluded: excluded.map((e) => ({ placement: e.placement, ad_item: e.adItem || null, rule: e.rule, detail: e.detail, ...pacingOf(data, r.account, e.placement) })),
       });
     }
     sendJson(res, 200, await adserveJson(data, r, req, res, test));
+  }
+
+  /** A smooth placement's pace for decision debug: views expected by now against views delivered. */
+  function pacingOf(data: DecisionData, account: number, placement: number): { pacing?: Record<string, unknown> } {
+    const p = gateFor(data)?.pacingOf(data, account, placement, clock.now());
+    return p ? { pacing: { expected: p.expected, delivered: p.delivered, quota: p.quota, behind: p.behind } } : {};
   }
 
   async function click(req: http.IncomingMessage, res: http.ServerResponse, q: URLSearchParams): Promise<void> {

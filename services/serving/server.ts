@@ -6,6 +6,10 @@ import { log } from '../shared/log';
 import { startMetricsServer } from '../shared/metrics';
 import { createRedis, redisKeyPrefix } from '../shared/redis';
 import { DecisionData, DecisionFeed } from './decision-store';
+import { DeliveryLedger } from './delivery-ledger';
+import { MemoryDeliveryStore, RedisDeliveryStore } from './delivery-store';
+import { reports } from '../shared/grpc/clients';
+import { workerId } from '../shared/lease-queue';
 import { EventSink } from './events';
 import { GeoDatabase } from './targeting/geo';
 import { LocalPageMemory, RedisPageMemory, type PageMemory } from './targeting/unique-delivery';
@@ -36,12 +40,21 @@ export async function runServing(): Promise<Running> {
     pagesRedis = createRedis(redisUrl, 'cache', 'serving page memory');
     pages = new RedisPageMemory(pagesRedis, redisKeyPrefix());
   }
+  // Delivery goals: counters shared through Redis when replicas share one, else in this process;
+  // either way seeded from reporting's counts, so a restart forgets nothing already counted.
+  const deliveryRedis = redisUrl ? createRedis(redisUrl, 'events', 'serving delivery counters') : undefined;
+  const delivery = new DeliveryLedger(deliveryRedis ? new RedisDeliveryStore(deliveryRedis, redisKeyPrefix()) : new MemoryDeliveryStore(), {
+    replica: workerId(),
+    totals: (account, scopes) => reports.getDelivery({ account, scopes }, { idempotent: true }),
+    inflightMs: envInt('DELIVERY_INFLIGHT_MS', 10_000, 100),
+    claimEveryMs: envInt('DELIVERY_CLAIM_MS', 100, 10),
+  });
   // Opened when a geo rule first needs it, or at start with GEOIP_PRELOAD=1 (then every event carries a country).
   const geo = new GeoDatabase();
   if (envStr('GEOIP_PRELOAD') === '1') void geo.load();
   const server = http.createServer(
     { keepAliveTimeout: 65_000 },
-    createServeHandler({ data, testData, testReady: () => testFeed.synced, signer, events, ready: () => feed.synced, geo, pages, secret: `frequency:${secret}` }),
+    createServeHandler({ data, testData, testReady: () => testFeed.synced, signer, events, ready: () => feed.synced, geo, pages, delivery, secret: `frequency:${secret}` }),
   );
   const port = envInt('SERVING_PORT', 8090);
   // Loopback under npm start (the gateway proxies); the chart sets BIND_HOST=0.0.0.0.
@@ -62,6 +75,7 @@ export async function runServing(): Promise<Running> {
       testFeed.stop();
       const left = await events.close();
       await pagesRedis?.quit().catch(() => undefined);
+      await deliveryRedis?.quit().catch(() => undefined);
       metrics.close();
       return { undelivered_events: left };
     },
