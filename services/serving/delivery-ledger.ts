@@ -289,6 +289,11 @@ export class DeliveryLedger implements DeliveryGate {
     return { expected: Math.round(plan.goal.limit * share), delivered: st.counted + st.used };
   }
 
+  /** A placement's goals as this replica sees them (decision debug). */
+  goalsView(data: DecisionData, account: number, placement: number, now: number): { rule: string; type: string; limit: number; counted: number }[] {
+    return goalsOf(data, account, placement, now).goals.map((g) => ({ rule: g.rule, type: g.unit, limit: g.limit, counted: this.states.get(`delivery:${account}:${g.id}`)?.counted ?? 0 }));
+  }
+
   /** Pacing of a smooth placement (decision debug): expected and delivered so far. */
   pacingOf(data: DecisionData, account: number, placement: number, now: number): { expected: number; delivered: number; quota: number; behind: boolean } | undefined {
     const { pacing } = goalsOf(data, account, placement, now);

@@ -167,10 +167,13 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     sendJson(res, 200, await adserveJson(data, r, req, res, test));
   }
 
-  /** A smooth placement's pace for decision debug: views expected by now against views delivered. */
-  function pacingOf(data: DecisionData, account: number, placement: number): { pacing?: Record<string, unknown> } {
-    const p = gateFor(data)?.pacingOf(data, account, placement, clock.now());
-    return p ? { pacing: { expected: p.expected, delivered: p.delivered, quota: p.quota, behind: p.behind } } : {};
+  /** A placement's goals (limit and count) and a smooth one's pace (expected against delivered) for decision debug. */
+  function pacingOf(data: DecisionData, account: number, placement: number): { goals?: unknown[]; pacing?: Record<string, unknown> } {
+    const gate = gateFor(data);
+    if (!gate) return {};
+    const goals = gate.goalsView(data, account, placement, clock.now());
+    const p = gate.pacingOf(data, account, placement, clock.now());
+    return { ...(goals.length ? { goals } : {}), ...(p ? { pacing: { expected: p.expected, delivered: p.delivered, quota: p.quota, behind: p.behind } } : {}) };
   }
 
   async function click(req: http.IncomingMessage, res: http.ServerResponse, q: URLSearchParams): Promise<void> {

@@ -1,5 +1,10 @@
 import type { ParameterError } from '../../shared/catalog';
+import type { Knex } from 'knex';
 import { fail } from '../../shared/errors';
+import { reports } from '../../shared/grpc/clients';
+import { errorFields, log } from '../../shared/log';
+import type { Attributes } from '../../shared/resource-store';
+import { tenantMetadata, type Tenant } from '../../shared/tenant';
 import type { KindHooks } from '../../shared/resource-store';
 import { throwIf } from './common';
 
@@ -36,7 +41,50 @@ const schedule: KindHooks = {
     }
     throwIf(errors);
   },
+  decorate: scheduleStatus,
 };
+
+type Resource = Parameters<NonNullable<KindHooks['decorate']>>[0][number];
+
+const at = (v: unknown) => (typeof v === 'string' && v ? Date.parse(`${v.replace(' ', 'T')}Z`) : NaN);
+
+/**
+ * A schedule's `status`: queued before its start, expired after its end (unless endOnQuota keeps it
+ * running for an unmet quota), quota_reached once its placements' views or clicks reach the quota,
+ * else active. The count is reporting's, the truth serving seeds its counters from.
+ */
+async function scheduleStatus(items: Resource[], tenant: Tenant, db: Knex): Promise<void> {
+  const now = Date.now();
+  const withQuota = items.filter((i) => Number((i.attributes as Attributes)?.quota_lifetime) > 0 && ['views', 'clicks'].includes(String((i.attributes as Attributes)?.quota_type)));
+  const counted = new Map<number, number>();
+  if (withQuota.length) {
+    try {
+      const rows = (await db('resources')
+        .select('id', db.raw("attributes->>'schedule' as schedule"))
+        .where({ account_id: tenant.accountId, mode: tenant.mode, kind: 'placement' })
+        .whereRaw("attributes->>'schedule' = any(?)", [withQuota.map((i) => String(i.id))])) as { id: number; schedule: string }[];
+      const scopes = withQuota.map((i) => ({ key: String(i.id), placements: rows.filter((r) => r.schedule === String(i.id)).map((r) => Number(r.id)), since: '' }));
+      const totals = await reports.getDelivery({ account: tenant.accountId, scopes }, { metadata: tenantMetadata(tenant), idempotent: true, timeoutMs: 2000 });
+      for (const c of totals.counts) {
+        const a = withQuota.find((i) => String(i.id) === c.key)?.attributes as Attributes;
+        counted.set(Number(c.key), a?.quota_type === 'clicks' ? c.clicks : c.impressions);
+      }
+    } catch (err) {
+      // Without reporting, the window alone decides; the quota is still kept by serving.
+      log.warn('schedule status without delivery counts', errorFields(err));
+    }
+  }
+  for (const item of items) {
+    const a = (item.attributes ?? {}) as Attributes;
+    const quota = Number(a.quota_lifetime) || 0;
+    const reached = quota > 0 && (counted.get(item.id) ?? 0) >= quota;
+    const start = at(a.start_date);
+    const end = at(a.end_date);
+    const runsPastEnd = a.under_delivery_behaviour === 'endOnQuota' && quota > 0;
+    a.status = reached ? 'quota_reached' : !Number.isNaN(start) && now < start ? 'queued' : !Number.isNaN(end) && now > end && !runsPastEnd ? 'expired' : 'active';
+    item.attributes = a;
+  }
+}
 
 const placement: KindHooks = {
   prepare(values, ctx) {

@@ -25,6 +25,8 @@ export const schedule: ResourceKind = {
     quota_type: { type: 'string', nullable: true, enum: ['views', 'clicks'], default: null },
     under_delivery_behaviour: { type: 'string', nullable: true, enum: ['endOnQuota', 'endOnDate'] },
     day_parting_id: optionalInt,
+    // From the window and the delivered count (reporting's): active, queued, expired or quota_reached.
+    status: { type: 'string', readOnly: true, enum: ['active', 'queued', 'expired', 'quota_reached'] },
   },
   views: { v2: { object: 'schedule', path: '/v2/schedules' } },
 };
