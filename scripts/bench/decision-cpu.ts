@@ -53,15 +53,23 @@ function entities(): DecisionEntity[] {
 }
 
 /** One build's serve handler over the snapshot, recording nothing. */
-function handlerOf(dist: string): Handler {
+export function handlerOf(dist: string, snapshot: DecisionEntity[] = entities(), withDelivery = false): Handler {
   const load = (p: string) => require(path.join(dist, p));
   const store = load('services/serving/decision-store.js');
   const { createServeHandler } = load('services/serving/serve-app.js');
   const { TokenSigner } = load('services/serving/tracking.js');
   const { GeoDatabase } = load('services/serving/targeting/geo.js');
   const { LocalPageMemory } = load('services/serving/targeting/unique-delivery.js');
-  const data = { current: store.dataFrom(entities()) };
+  const data = { current: store.dataFrom(snapshot) };
+  let delivery: unknown;
+  if (withDelivery) {
+    // Goals kept in process, as on the embedded default; no reporting history.
+    const { DeliveryLedger } = load('services/serving/delivery-ledger.js');
+    const { MemoryDeliveryStore } = load('services/serving/delivery-store.js');
+    delivery = new DeliveryLedger(new MemoryDeliveryStore(), { replica: 'bench', totals: async (_a: number, scopes: { key: string }[]) => ({ counts: scopes.map((x) => ({ key: x.key, impressions: 0, clicks: 0 })) }) });
+  }
   return createServeHandler({
+    delivery,
     data,
     testData: { current: store.dataFrom([]) },
     testReady: () => true,
@@ -74,14 +82,14 @@ function handlerOf(dist: string): Handler {
   });
 }
 
-const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+export const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 const PATHS = {
   'one zone, two ads': `/adserve/;ID=${ACCOUNT};setID=10;type=json`,
   'every kind of rule': `/adserve/;ID=${ACCOUNT};setID=20;type=json;kw=shoes,running;_abdk=${encodeURIComponent('plan:gold,user:u7')}`,
 };
 
 /** Answers one request in memory; resolves once the handler ended the response with a 200. */
-function serveOnce(handler: Handler, url: string): Promise<void> {
+export function serveOnce(handler: Handler, url: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const req = Object.assign(new EventEmitter(), { url, method: 'GET', headers: { 'user-agent': UA, host: 'serve.bench' }, socket: { remoteAddress: '127.0.0.1' } });
     const headers = new Map<string, unknown>();
@@ -109,7 +117,7 @@ function serveOnce(handler: Handler, url: string): Promise<void> {
 /** A full collection before each round (node --expose-gc): no round starts with another's garbage; its own young garbage it collects itself. */
 const collect = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
 
-async function cpuOf(handler: Handler, url: string, n: number): Promise<number> {
+export async function cpuOf(handler: Handler, url: string, n: number): Promise<number> {
   collect();
   const start = process.cpuUsage();
   for (let i = 0; i < n; i++) await serveOnce(handler, url);
@@ -144,7 +152,9 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  process.stderr.write(`${(err as Error).stack}\n`);
-  process.exit(1);
-});
+if (require.main === module) {
+  main().catch((err) => {
+    process.stderr.write(`${(err as Error).stack}\n`);
+    process.exit(1);
+  });
+}

@@ -56,11 +56,13 @@ const unitOf = (t: string): GoalUnit | undefined => (t === 'views' || t === 'cli
 
 /** The goals of one placement at `now`, derived from the snapshot once per placement and day. */
 export function goalsOf(data: DecisionData, account: number, placementId: number, now: number): PlacementGoals {
-  const memoKey = `goals:${account}:${placementId}`;
-  const held = data.memo<{ v?: PlacementGoals }>(memoKey, () => ({}));
-  if (held.v && now < held.v.validUntil) return held.v;
-  held.v = deriveGoals(data, account, placementId, now);
-  return held.v;
+  // On the path of every decision: one Map per snapshot, keyed by the numbers themselves.
+  const byPlacement = data.memo('delivery-goals', () => new Map<number, { account: number; v: PlacementGoals }>());
+  const held = byPlacement.get(placementId);
+  if (held && held.account === account && now < held.v.validUntil) return held.v;
+  const v = deriveGoals(data, account, placementId, now);
+  byPlacement.set(placementId, { account, v });
+  return v;
 }
 
 function deriveGoals(data: DecisionData, account: number, placementId: number, now: number): PlacementGoals {

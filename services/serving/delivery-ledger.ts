@@ -91,10 +91,14 @@ interface PaceState {
   seen: Int32Array;
   seenStamps: Float64Array;
   firstSeenAt: number;
+  /** Eligible requests in the last minute, summed again once a second. */
+  windowSeen: number;
+  windowSecond: number;
 }
 
 export class DeliveryLedger implements DeliveryGate {
   private readonly states = new Map<string, GoalState>();
+  private readonly byGoal = new WeakMap<Goal, GoalState>();
   private readonly now: () => number;
   private readonly inflightMs: number;
   private readonly claimEveryMs: number;
@@ -117,6 +121,9 @@ export class DeliveryLedger implements DeliveryGate {
   }
 
   private stateOf(account: number, goal: Goal): GoalState {
+    // The goal objects live as long as the snapshot's derived goals: most lookups end here.
+    const known = this.byGoal.get(goal);
+    if (known && this.states.get(known.key) === known) return known;
     const key = `delivery:${account}:${goal.id}`;
     let st = this.states.get(key);
     if (!st) {
@@ -129,6 +136,7 @@ export class DeliveryLedger implements DeliveryGate {
     }
     // A changed limit (the schedule edited) applies at once.
     st.goal = goal;
+    this.byGoal.set(goal, st);
     return st;
   }
 
@@ -211,11 +219,16 @@ export class DeliveryLedger implements DeliveryGate {
    */
   prepare(data: DecisionData, account: number, zone: number, now: number): Promise<unknown> | undefined {
     // The zone's placements with goals, found again each minute (schedules start and end).
-    const placements = data.memo(`goal-placements:${account}:${zone}:${Math.floor(now / 60_000)}`, () => {
+    const byZone = data.memo('delivery-goal-placements', () => new Map<number, { minute: number; placements: number[] }>());
+    const minute = Math.floor(now / 60_000);
+    const zoneKey = account * 4294967296 + zone;
+    let held = byZone.get(zoneKey);
+    if (!held || held.minute !== minute) {
       const ids = new Set<number>();
       for (const c of data.eligible(account, zone, undefined, now)) if (goalsOf(data, account, c.placement, now).goals.length) ids.add(c.placement);
-      return [...ids];
-    });
+      byZone.set(zoneKey, (held = { minute, placements: [...ids] }));
+    }
+    const placements = held.placements;
     let waits: Promise<void>[] | undefined;
     for (const placement of placements) {
       for (const goal of goalsOf(data, account, placement, now).goals) {
@@ -252,7 +265,7 @@ export class DeliveryLedger implements DeliveryGate {
   /** Smooth delivery: admits the fraction of eligible requests that keeps the placement on its pace. */
   private pace(st: GoalState, plan: PacingPlan, now: number, probe: boolean): Refusal | undefined {
     if (now >= plan.end) return undefined; // endOnQuota past its end: as fast as traffic allows
-    const p = (st.pace ??= { plan, credit: 0, seen: new Int32Array(60), seenStamps: new Float64Array(60).fill(-1), firstSeenAt: now });
+    const p = (st.pace ??= { plan, credit: 0, seen: new Int32Array(60), seenStamps: new Float64Array(60).fill(-1), firstSeenAt: now, windowSeen: 0, windowSecond: -1 });
     p.plan = plan;
     if (!probe) {
       const second = Math.floor(now / 1000);
@@ -262,6 +275,7 @@ export class DeliveryLedger implements DeliveryGate {
         p.seen[i] = 0;
       }
       p.seen[i]++;
+      p.windowSeen++;
       p.credit = Math.min(2, p.credit + this.admitFraction(st, p, now));
     }
     if (p.credit >= 1) return undefined;
@@ -276,8 +290,12 @@ export class DeliveryLedger implements DeliveryGate {
     if (remaining <= 0) return 0;
     if (seconds <= 0) return 1;
     const second = Math.floor(now / 1000);
-    let seen = 0;
-    for (let i = 0; i < 60; i++) if (p.seenStamps[i] > second - 60) seen += p.seen[i];
+    if (p.windowSecond !== second) {
+      p.windowSecond = second;
+      p.windowSeen = 0;
+      for (let i = 0; i < 60; i++) if (p.seenStamps[i] > second - 60) p.windowSeen += p.seen[i];
+    }
+    const seen = p.windowSeen;
     const window = Math.min(60, Math.max(1, (now - p.firstSeenAt) / 1000));
     const traffic = seen / window;
     const target = remaining / seconds / Math.max(1, st.holders);

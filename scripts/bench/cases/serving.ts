@@ -81,6 +81,35 @@ function targetedDecisionPath(ctx: BenchContext): Promise<string> {
   return targetedPath;
 }
 
+let goalsPath: Promise<string> | undefined;
+
+/**
+ * The plain decision's zone and ad again, placed on a schedule with a lifetime quota, a day cap and
+ * smooth delivery whose limits no bench run reaches (issue target: at least 0.9x the plain decision).
+ */
+function goalDecisionPath(ctx: BenchContext): Promise<string> {
+  goalsPath ??= (async () => {
+    const { accountId, liveKey } = await ctx.newKey();
+    const at = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+    const zone = (await ctx.api('POST', '/v2/zones/standard', { name: 'Bench goals zone', width: 300, height: 250 }, liveKey)).body;
+    const item = (await ctx.api('POST', '/v2/ad-items/image', { name: 'Bench ad', width: 300, height: 250, creative_url: 'https://cdn.example/bench.png', location: 'https://advertiser.example/' }, liveKey)).body;
+    const schedule = (await ctx.api('POST', '/v2/schedules', {
+      start_date: at(Date.now() - 86_400_000), end_date: at(Date.now() + 3_600_000), quota_lifetime: 2_000_000_000, quota_type: 'views',
+      day_cap_limit: 2_000_000_000, day_cap_type: 'views', delivery_method: 'smooth',
+    }, liveKey)).body;
+    const placed = await ctx.api('POST', '/v2/placements', { zone: { id: zone.id, type: 'standard_zone' }, advertisement: { id: item.id, type: 'image_ad_item' }, schedule: schedule.id }, liveKey);
+    if (placed.status !== 200) throw new Error(`bench placement failed: ${JSON.stringify(placed.body)}`);
+    const path = `/adserve/;ID=${accountId};setID=${zone.id};type=json`;
+    for (let i = 0; i < 100; i++) {
+      const res = await ctx.api('GET', path, undefined, '');
+      if (res.body?.status === 'SUCCESS') return path;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error('the bench goals zone never reached the serving process');
+  })();
+  return goalsPath;
+}
+
 export const servingCases: BenchCase[] = [
   {
     name: 'ad decision: serving direct (plain HTTP)',
@@ -89,6 +118,10 @@ export const servingCases: BenchCase[] = [
   {
     name: 'ad decision with every kind of rule: serving direct',
     run: async (ctx) => load(ctx, 'ad decision with every kind of rule: serving direct', { port: Number(ctx.env.SERVING_PORT), path: await targetedDecisionPath(ctx), key: '', plainHttp: true }),
+  },
+  {
+    name: 'ad decision with quota, day cap and pacing: serving direct',
+    run: async (ctx) => load(ctx, 'ad decision with quota, day cap and pacing: serving direct', { port: Number(ctx.env.SERVING_PORT), path: await goalDecisionPath(ctx), key: '', plainHttp: true }),
   },
   {
     name: 'ad decision: through the gateway (HTTPS proxy)',
