@@ -2,7 +2,7 @@ import type { ServerUnaryCall } from '@grpc/grpc-js';
 import { EventIngestService, type RecordEventsRequest, type RecordEventsResponse } from '../../proto/gen/adserver/reporting/v1/events';
 import {
   ReportsService, type EventDetailsPage, type EventDetailsQuery, type EventLogExport, type EventLogQuery, type RebuildRollupsRequest,
-  type RebuildRollupsResponse, type Report, type ReportQuery, type DeliveryQuery, type DeliveryTotals,
+  type RebuildRollupsResponse, type Report, type ReportQuery, type DeliveryQuery, type DeliveryTotals, type PlatformEstimate, type PlatformEstimateQuery, type Traffic, type TrafficQuery,
 } from '../../proto/gen/adserver/reporting/v1/reports';
 import { envStr } from '../shared/config';
 import { fail } from '../shared/errors';
@@ -10,6 +10,7 @@ import { implement } from '../shared/grpc/server';
 import type { ServiceSpec } from '../shared/service-main';
 import { tenantFromMetadata } from '../shared/tenant';
 import { deliveryTotals } from './delivery-totals';
+import { platformEstimate, traffic } from './traffic';
 import { exportEventLog, listEventDetails } from './event-details';
 import { customReportHooks, customReportsBinding, startReportGeneration } from './custom-reports';
 import { batchProblems, recordEvents } from './events-ingest';
@@ -60,6 +61,12 @@ export const reportingService: ServiceSpec = {
         const tenant = call.metadata.get('x-account-id').length ? tenantOf(call) : undefined;
         if (tenant && tenant.accountId !== req.account) throw fail.notFound('account', req.account);
         return deliveryTotals(db.knex, req);
+      },
+      async getTraffic(req: TrafficQuery, call): Promise<Traffic> {
+        return traffic(db.knex, tenantOf(call), req);
+      },
+      async getPlatformEstimate(req: PlatformEstimateQuery, call): Promise<PlatformEstimate> {
+        return platformEstimate(db.knex, tenantOf(call), req);
       },
     }),
   ],

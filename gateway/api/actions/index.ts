@@ -5,11 +5,12 @@ import { tagActions } from './tags';
 import { removedEndpoints } from './removed';
 import { reportActions } from './reports';
 import { customReportActions } from './custom-reports';
+import { forecastActions } from './forecasts';
 
 /**
  * Operations beyond the catalog's CRUD, each a module that mounts its routes (and calls its service's
- * own gRPC API through `callService`). They mount before the generic resource routes.
+ * own typed gRPC API). They mount before the generic resource routes.
  */
 export type ActionModule = (router: Router) => void;
 
-export const ACTION_MODULES: ActionModule[] = [customReportActions, adItemActions, tagActions, selfserveActions, reportActions, removedEndpoints];
+export const ACTION_MODULES: ActionModule[] = [customReportActions, adItemActions, tagActions, selfserveActions, reportActions, forecastActions, removedEndpoints];
