@@ -107,7 +107,7 @@ export class DeliveryLedger implements DeliveryGate {
   /** This replica's impressions, clicks and conversions per placement, for the auction's rates. */
   private readonly performance = new Map<number, { views: number; clicks: number; conversions: number }>();
   /** This replica's decisions with goals whose first event has not come back here (oldest first). */
-  private readonly own = new Map<string, { account: number; goals: string[]; slot: number }>();
+  private readonly own = new Map<string, { account: number; goals: readonly Goal[]; slot: number; landed: number }>();
 
   constructor(
     private readonly store: DeliveryStore,
@@ -336,25 +336,28 @@ export class DeliveryLedger implements DeliveryGate {
       if (!st.claiming && st.used >= st.granted - 1) void this.claim(st);
     }
     if (decisionId) {
-      this.own.set(decisionId, { account: c.account, goals: goals.map((g) => g.id), slot });
-      if (this.own.size > 100_000) this.own.delete(this.own.keys().next().value!);
+      // Only decisions still in flight matter: older ones are dropped as new ones come.
+      this.own.set(decisionId, { account: c.account, goals, slot, landed: 0 });
+      for (const [id, old] of this.own) {
+        if (old.slot > slot - this.slotCount && this.own.size <= 100_000) break;
+        this.own.delete(id);
+      }
     }
   }
 
   /** An event of this replica's own decision: its share is no longer in flight but counted. */
-  private landed(decisionId: string, unit: string): void {
+  private landed(decisionId: string, unit: Goal['unit']): void {
     const mine = this.own.get(decisionId);
     if (!mine) return;
-    const suffix = `:${unit}`;
-    const landing = mine.goals.filter((id) => id.endsWith(suffix));
-    const left = mine.goals.filter((id) => !id.endsWith(suffix));
-    if (left.length) mine.goals = left;
-    else this.own.delete(decisionId);
-    for (const id of landing) {
-      const st = this.states.get(`delivery:${mine.account}:${id}`);
-      const i = mine.slot % this.slotCount;
+    const i = mine.slot % this.slotCount;
+    for (let g = 0; g < mine.goals.length; g++) {
+      const goal = mine.goals[g];
+      if (goal.unit !== unit || mine.landed & (1 << g)) continue;
+      mine.landed |= 1 << g;
+      const st = this.states.get(`delivery:${mine.account}:${goal.id}`);
       if (st && st.stamps[i] === mine.slot && st.slots[i] > 0) st.slots[i]--;
     }
+    if (mine.landed === (1 << mine.goals.length) - 1) this.own.delete(decisionId);
   }
 
   /** An impression, click or conversion of a live decision: counted once toward its goals. */
@@ -371,7 +374,7 @@ export class DeliveryLedger implements DeliveryGate {
     return this.store.count(keys, `${d.id}:${unit}`).then(
       (counted) => {
         if (!counted) return;
-        this.landed(d.id, unit);
+        this.landed(d.id, unit as Goal['unit']);
         // This replica's own view of the count moves at once; the others see it at their next claim.
         for (const k of keys) {
           const st = this.states.get(k);
