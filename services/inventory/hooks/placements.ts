@@ -3,7 +3,8 @@ import type { Knex } from 'knex';
 import { fail } from '../../shared/errors';
 import { reports } from '../../shared/grpc/clients';
 import { errorFields, log } from '../../shared/log';
-import type { Attributes } from '../../shared/resource-store';
+import type { Attributes, HookContext } from '../../shared/resource-store';
+import { formatInZone, isTimeZone } from '../../shared/timezones';
 import { tenantMetadata, type Tenant } from '../../shared/tenant';
 import type { KindHooks } from '../../shared/resource-store';
 import { throwIf } from './common';
@@ -23,9 +24,59 @@ function midnightToday(): string {
   return `${new Date().toISOString().slice(0, 10)} 00:00:00`;
 }
 
+const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** `YYYY-MM-DD HH:MM:SS` (UTC) of an instant. */
+const utcText = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+
+/**
+ * start_at/end_at (ISO 8601 with an offset, the reference's current fields) and start_date/end_date
+ * (UTC, deprecated) name the same instants: whichever is given sets the other, answered in the
+ * field's time zone.
+ */
+function syncWindow(values: Attributes, errors: ParameterError[]): void {
+  for (const edge of ['start', 'end'] as const) {
+    const atField = `${edge}_at`;
+    const zoneField = `${edge}_at_timezone`;
+    const dateField = `${edge}_date`;
+    if (typeof values[zoneField] === 'string' && !isTimeZone(values[zoneField] as string)) {
+      errors.push({ field: zoneField, type: 'invalid_value', message: `'${zoneField}' must be an IANA time zone such as America/New_York.` });
+      continue;
+    }
+    const at = values[atField];
+    if (typeof at === 'string') {
+      const ms = ISO_WITH_OFFSET.test(at) ? Date.parse(at) : NaN;
+      if (Number.isNaN(ms)) {
+        errors.push({ field: atField, type: 'invalid_value', message: `'${atField}' must be an ISO 8601 date-time with its offset, such as 2024-11-01T09:00:00-04:00.` });
+        continue;
+      }
+      const given = values[dateField];
+      if (typeof given === 'string' && given !== utcText(ms)) {
+        errors.push({ field: dateField, type: 'invalid_value', message: `'${dateField}' and '${atField}' name different times; give one of them.` });
+        continue;
+      }
+      values[dateField] = utcText(ms);
+    } else if (at === null && values[dateField] === undefined) {
+      values[dateField] = null;
+    }
+  }
+}
+
+/** After start_date/end_date are settled: start_at/end_at in their time zones. */
+function renderWindow(values: Attributes, ctx: HookContext): void {
+  for (const edge of ['start', 'end'] as const) {
+    const date = (values[`${edge}_date`] !== undefined ? values[`${edge}_date`] : ctx.existing?.[`${edge}_date`]) as string | null | undefined;
+    const zone = (values[`${edge}_at_timezone`] !== undefined ? values[`${edge}_at_timezone`] : ctx.existing?.[`${edge}_at_timezone`]) as string | null | undefined;
+    const ms = typeof date === 'string' ? Date.parse(`${date.replace(' ', 'T')}Z`) : NaN;
+    values[`${edge}_at`] = Number.isNaN(ms) ? null : formatInZone(zone || 'UTC', ms);
+  }
+}
+
 const schedule: KindHooks = {
   prepare(values, ctx) {
     const errors: ParameterError[] = [];
+    syncWindow(values, errors);
+    throwIf(errors);
     for (const f of ['start_date', 'end_date']) {
       const v = values[f];
       if (typeof v === 'string' && !isDateTime(v)) errors.push({ field: f, type: 'invalid_value', message: `'${f}' must be a date and time in the form YYYY-MM-DD HH:MM:SS.` });
@@ -40,6 +91,7 @@ const schedule: KindHooks = {
       values.under_delivery_behaviour = values.delivery_method === 'smooth' ? 'endOnDate' : null;
     }
     throwIf(errors);
+    renderWindow(values, ctx);
   },
   decorate: scheduleStatus,
 };
@@ -56,6 +108,7 @@ const at = (v: unknown) => (typeof v === 'string' && v ? Date.parse(`${v.replace
 async function scheduleStatus(items: Resource[], tenant: Tenant, db: Knex): Promise<void> {
   const now = Date.now();
   const withQuota = items.filter((i) => Number((i.attributes as Attributes)?.quota_lifetime) > 0 && ['views', 'clicks'].includes(String((i.attributes as Attributes)?.quota_type)));
+  let countsRead = false;
   const counted = new Map<number, number>();
   if (withQuota.length) {
     try {
@@ -69,6 +122,7 @@ async function scheduleStatus(items: Resource[], tenant: Tenant, db: Knex): Prom
         const a = withQuota.find((i) => String(i.id) === c.key)?.attributes as Attributes;
         counted.set(Number(c.key), a?.quota_type === 'clicks' ? c.clicks : c.impressions);
       }
+      countsRead = true;
     } catch (err) {
       // Without reporting, the window alone decides; the quota is still kept by serving.
       log.warn('schedule status without delivery counts', errorFields(err));
@@ -82,6 +136,12 @@ async function scheduleStatus(items: Resource[], tenant: Tenant, db: Knex): Prom
     const end = at(a.end_date);
     const runsPastEnd = a.under_delivery_behaviour === 'endOnQuota' && quota > 0;
     a.status = reached ? 'quota_reached' : !Number.isNaN(start) && now < start ? 'queued' : !Number.isNaN(end) && now > end && !runsPastEnd ? 'expired' : 'active';
+    // Smooth delivery's pace: what an even spread over the window expects by now, against what came.
+    if (a.delivery_method === 'smooth' && quota > 0 && countsRead && !Number.isNaN(start) && !Number.isNaN(end) && end > start) {
+      const expected = Math.round(quota * Math.min(1, Math.max(0, (now - start) / (end - start))));
+      const delivered = counted.get(item.id) ?? 0;
+      a.pacing = { expected, delivered, behind: delivered < expected };
+    } else a.pacing = null;
     item.attributes = a;
   }
 }

@@ -110,6 +110,30 @@ test('status follows the schedule window: queued before its start, expired after
   expect(list.body.data.find((s: { id: number }) => s.id === expired.body.id).status).toBe('expired');
 });
 
+test('start_at and end_at with their time zones set the window; start_date answers in UTC; smooth schedules show their pace', async () => {
+  const made = await acct.live.post('/v2/schedules', { start_at: '2026-01-01T09:00:00-05:00', start_at_timezone: 'America/New_York', end_at: '2026-01-15T17:00:00Z', end_at_timezone: 'Europe/Paris' });
+  expect(made.status).toBe(200);
+  expect(made.body).toMatchObject({ start_date: '2026-01-01 14:00:00', start_at: '2026-01-01T09:00:00-05:00', end_date: '2026-01-15 17:00:00', end_at: '2026-01-15T18:00:00+01:00', status: 'expired' });
+  const byDate = await acct.live.post('/v2/schedules', { start_date: '2026-07-01 12:00:00', start_at_timezone: 'America/New_York' });
+  expect(byDate.body).toMatchObject({ start_at: '2026-07-01T08:00:00-04:00', end_at: null });
+  const moved = await acct.live.put(`/v2/schedules/${byDate.body.id}`, { start_at: '2026-07-02T00:00:00+02:00' });
+  expect(moved.body).toMatchObject({ start_date: '2026-07-01 22:00:00', start_at: '2026-07-01T18:00:00-04:00' });
+  const clash = await acct.live.post('/v2/schedules', { start_date: '2026-01-01 00:00:00', start_at: '2026-01-01T09:00:00-05:00' });
+  expect(clash.status).toBe(400);
+  expect(clash.body.parameters).toEqual([expect.objectContaining({ field: 'start_date' })]);
+  const badZone = await acct.live.post('/v2/schedules', { start_at_timezone: 'Mars/Olympus' });
+  expect(badZone.body.parameters).toEqual([expect.objectContaining({ field: 'start_at_timezone' })]);
+  const badAt = await acct.live.post('/v2/schedules', { start_at: '2026-01-01 09:00' });
+  expect(badAt.body.parameters).toEqual([expect.objectContaining({ field: 'start_at' })]);
+
+  // Half of a smooth window gone and nothing delivered: behind its pace.
+  const at = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+  const smooth = await acct.live.post('/v2/schedules', { start_date: at(Date.now() - 3_600_000), end_date: at(Date.now() + 3_600_000), quota_lifetime: 1000, quota_type: 'views', delivery_method: 'smooth' });
+  expect(smooth.body.pacing).toEqual({ expected: expect.any(Number), delivered: 0, behind: true });
+  expect(Math.abs(smooth.body.pacing.expected - 500)).toBeLessThanOrEqual(2);
+  expect((await acct.live.get(`/v2/schedules/${made.body.id}`)).body.pacing).toBeNull();
+});
+
 describe('a second serving process', () => {
   let servingB: ChildProcess | undefined;
   let env: Record<string, string>;

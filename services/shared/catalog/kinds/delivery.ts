@@ -14,6 +14,13 @@ export const schedule: ResourceKind = {
     // `YYYY-MM-DD HH:MM:SS`, checked in services/inventory/hooks/; start defaults to midnight today, end null runs forever.
     start_date: { type: 'string', nullable: true, maxLength: 19 },
     end_date: { type: 'string', nullable: true, maxLength: 19, default: null },
+    // ISO 8601 with an offset; kept in step with start_date/end_date (services/inventory/hooks/), and
+    // answered in the field's time zone (an IANA name; UTC when unset). Day caps count the days of
+    // start_at_timezone (else end_at_timezone, else UTC).
+    start_at: { type: 'string', nullable: true, maxLength: 40 },
+    start_at_timezone: { type: 'string', nullable: true, maxLength: 64, default: null },
+    end_at: { type: 'string', nullable: true, maxLength: 40 },
+    end_at_timezone: { type: 'string', nullable: true, maxLength: 64, default: null },
     day_cap_limit: optionalInt,
     day_cap_type: { type: 'string', nullable: true, enum: ['views', 'clicks'], default: null },
     delivery_method: { type: 'string', enum: ['default', 'smooth'], default: 'default' },
@@ -27,6 +34,13 @@ export const schedule: ResourceKind = {
     day_parting_id: optionalInt,
     // From the window and the delivered count (reporting's): active, queued, expired or quota_reached.
     status: { type: 'string', readOnly: true, enum: ['active', 'queued', 'expired', 'quota_reached'] },
+    // Smooth delivery with a quota: views (or clicks) expected by now on an even pace, and delivered.
+    pacing: {
+      type: 'object',
+      readOnly: true,
+      nullable: true,
+      properties: { expected: { type: 'integer' }, delivered: { type: 'integer' }, behind: { type: 'boolean' } },
+    },
   },
   views: { v2: { object: 'schedule', path: '/v2/schedules' } },
 };
