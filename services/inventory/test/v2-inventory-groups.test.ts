@@ -95,6 +95,7 @@ describeCrud('schedules', {
   object: 'schedule',
   create: (_api, n) => ({ start_date: `2030-01-0${n + 1} 00:00:00`, end_date: '2030-02-01 00:00:00', quota_lifetime: 10000, quota_type: 'views' }),
   update: { delivery_method: 'smooth', day_cap_limit: 100, day_cap_type: 'clicks' },
+  derived: ['pacing', 'status'],
   invalid: [
     { body: { start_date: '2030-01-01' }, field: 'start_date' },
     { body: { end_date: '2030-02-30 00:00:00' }, field: 'end_date' },
