@@ -53,6 +53,9 @@ async function main(): Promise<void> {
   const handler = handlerOf(path.join(__dirname, '..', '..'), entities(), true);
   const zones = { without: `/adserve/;ID=${ACCOUNT};setID=10;type=json`, with: `/adserve/;ID=${ACCOUNT};setID=11;type=json` };
   for (const url of Object.values(zones)) await cpuOf(handler, url, perRound);
+  const collect = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
+  collect();
+  const heapBefore = process.memoryUsage().heapUsed;
   const total = { without: 0, with: 0 };
   const ratios: number[] = [];
   for (let r = 0; r < rounds; r++) {
@@ -66,6 +69,9 @@ async function main(): Promise<void> {
   }
   const median = [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)];
   const us = (t: number) => (t / (rounds * perRound)).toFixed(1);
+  collect();
+  const heapGrowth = (process.memoryUsage().heapUsed - heapBefore) / 1e6;
+  process.stdout.write(`heap after ${2 * rounds * perRound} decisions (collected): ${heapGrowth >= 0 ? '+' : ''}${heapGrowth.toFixed(1)} MB\n`);
   process.stdout.write(`decision without goals ${us(total.without)} µs, with quota + day cap + pacing ${us(total.with)} µs of CPU; speed with goals ${median.toFixed(3)}x of without (median of ${rounds} paired rounds)\n`);
 }
 
