@@ -7,24 +7,32 @@ import { load, type BenchCase, type BenchContext } from '../harness';
 
 let zonePath: Promise<string> | undefined;
 
+/** Polls the serving process until `path` serves an ad; answers `path`. */
+async function servedAt(ctx: BenchContext, path: string, what: string): Promise<string> {
+  for (let i = 0; i < 100; i++) {
+    const res = await ctx.api('GET', path, undefined, '');
+    if (res.body?.status === 'SUCCESS') return path;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} never reached the serving process`);
+}
+
+/** A new account's live zone with one image ad placed on a schedule made of `schedule`; answers its decision path once it serves. */
+async function placedZone(ctx: BenchContext, name: string, schedule: Record<string, unknown>): Promise<string> {
+  const { accountId, liveKey } = await ctx.newKey();
+  const zone = (await ctx.api('POST', '/v2/zones/standard', { name, width: 300, height: 250 }, liveKey)).body;
+  const item = (await ctx.api('POST', '/v2/ad-items/image', { name: 'Bench ad', width: 300, height: 250, creative_url: 'https://cdn.example/bench.png', location: 'https://advertiser.example/' }, liveKey)).body;
+  const made = (await ctx.api('POST', '/v2/schedules', schedule, liveKey)).body;
+  const placed = await ctx.api('POST', '/v2/placements', { zone: { id: zone.id, type: 'standard_zone' }, advertisement: { id: item.id, type: 'image_ad_item' }, schedule: made.id }, liveKey);
+  if (placed.status !== 200) throw new Error(`bench placement failed: ${JSON.stringify(placed.body)}`);
+  return servedAt(ctx, `/adserve/;ID=${accountId};setID=${zone.id};type=json`, name);
+}
+
+const at = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+
 /** A live zone with one placed ad item, set up once and waited for on the serving process. */
 function decisionPath(ctx: BenchContext): Promise<string> {
-  zonePath ??= (async () => {
-    const { accountId, liveKey } = await ctx.newKey();
-    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 19).replace('T', ' ');
-    const zone = (await ctx.api('POST', '/v2/zones/standard', { name: 'Bench zone', width: 300, height: 250 }, liveKey)).body;
-    const item = (await ctx.api('POST', '/v2/ad-items/image', { name: 'Bench ad', width: 300, height: 250, creative_url: 'https://cdn.example/bench.png', location: 'https://advertiser.example/' }, liveKey)).body;
-    const schedule = (await ctx.api('POST', '/v2/schedules', { start_date: yesterday }, liveKey)).body;
-    const placed = await ctx.api('POST', '/v2/placements', { zone: { id: zone.id, type: 'standard_zone' }, advertisement: { id: item.id, type: 'image_ad_item' }, schedule: schedule.id }, liveKey);
-    if (placed.status !== 200) throw new Error(`bench placement failed: ${JSON.stringify(placed.body)}`);
-    const path = `/adserve/;ID=${accountId};setID=${zone.id};type=json`;
-    for (let i = 0; i < 100; i++) {
-      const res = await ctx.api('GET', path, undefined, '');
-      if (res.body?.status === 'SUCCESS') return path;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error('the bench zone never reached the serving process');
-  })();
+  zonePath ??= placedZone(ctx, 'Bench zone', { start_date: at(Date.now() - 86_400_000) });
   return zonePath;
 }
 
@@ -71,12 +79,7 @@ function targetedDecisionPath(ctx: BenchContext): Promise<string> {
     });
     const ua = encodeURIComponent('Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36');
     const path = `/adserve/;ID=${accountId};setID=${zone.id};type=json;ip=8.8.8.8;ua=${ua};kw=shoes,running;_abdk=${encodeURIComponent('plan:gold,user:u7')}`;
-    for (let i = 0; i < 100; i++) {
-      const res = await ctx.api('GET', path, undefined, '');
-      if (res.body?.status === 'SUCCESS') return path;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error('the targeted bench zone never served (GeoIP database, stream)');
+    return servedAt(ctx, path, 'the targeted bench zone (GeoIP database, stream)');
   })();
   return targetedPath;
 }
@@ -88,25 +91,10 @@ let goalsPath: Promise<string> | undefined;
  * smooth delivery whose limits no bench run reaches (issue target: at least 0.9x the plain decision).
  */
 function goalDecisionPath(ctx: BenchContext): Promise<string> {
-  goalsPath ??= (async () => {
-    const { accountId, liveKey } = await ctx.newKey();
-    const at = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
-    const zone = (await ctx.api('POST', '/v2/zones/standard', { name: 'Bench goals zone', width: 300, height: 250 }, liveKey)).body;
-    const item = (await ctx.api('POST', '/v2/ad-items/image', { name: 'Bench ad', width: 300, height: 250, creative_url: 'https://cdn.example/bench.png', location: 'https://advertiser.example/' }, liveKey)).body;
-    const schedule = (await ctx.api('POST', '/v2/schedules', {
-      start_date: at(Date.now() - 86_400_000), end_date: at(Date.now() + 3_600_000), quota_lifetime: 2_000_000_000, quota_type: 'views',
-      day_cap_limit: 2_000_000_000, day_cap_type: 'views', delivery_method: 'smooth',
-    }, liveKey)).body;
-    const placed = await ctx.api('POST', '/v2/placements', { zone: { id: zone.id, type: 'standard_zone' }, advertisement: { id: item.id, type: 'image_ad_item' }, schedule: schedule.id }, liveKey);
-    if (placed.status !== 200) throw new Error(`bench placement failed: ${JSON.stringify(placed.body)}`);
-    const path = `/adserve/;ID=${accountId};setID=${zone.id};type=json`;
-    for (let i = 0; i < 100; i++) {
-      const res = await ctx.api('GET', path, undefined, '');
-      if (res.body?.status === 'SUCCESS') return path;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error('the bench goals zone never reached the serving process');
-  })();
+  goalsPath ??= placedZone(ctx, 'Bench goals zone', {
+    start_date: at(Date.now() - 86_400_000), end_date: at(Date.now() + 3_600_000), quota_lifetime: 2_000_000_000, quota_type: 'views',
+    day_cap_limit: 2_000_000_000, day_cap_type: 'views', delivery_method: 'smooth',
+  });
   return goalsPath;
 }
 
