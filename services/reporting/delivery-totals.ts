@@ -15,23 +15,41 @@ const QUARTER_HOUR = 15 * 60_000;
 export async function deliveryTotals(knex: Knex, q: DeliveryQuery): Promise<DeliveryTotals> {
   if (!(q.account > 0)) throw fail.badRequest('account must be a positive id.');
   if (q.scopes.length > MAX_SCOPES) throw fail.badRequest(`At most ${MAX_SCOPES} scopes per question.`);
-  const counts = [];
+  // One query per distinct `since` (lifetime, or a day's start), over every placement the scopes name.
+  const bySince = new Map<string, Set<number>>();
   for (const s of q.scopes) {
     if (s.placements.length > MAX_PLACEMENTS) throw fail.badRequest(`At most ${MAX_PLACEMENTS} placements per scope.`);
     const since = s.since ? Date.parse(s.since) : NaN;
     if (s.since && (Number.isNaN(since) || since % QUARTER_HOUR !== 0)) throw fail.badRequest(`since must be an RFC 3339 instant on a quarter hour; '${s.since.slice(0, 40)}' is not.`);
-    if (!s.placements.length) {
-      counts.push({ key: s.key, impressions: 0, clicks: 0 });
-      continue;
-    }
-    const table = s.since ? 'event_rollups' : 'event_rollups_hourly';
-    const query = knex(table)
-      .where('account_id', q.account)
-      .whereIn('placement_id', s.placements)
-      .select(knex.raw('coalesce(sum(impressions), 0)::bigint as impressions'), knex.raw('coalesce(sum(clicks), 0)::bigint as clicks'));
-    if (s.since) query.where('bucket', '>=', new Date(since));
-    const row = (await query.first()) as { impressions: string; clicks: string };
-    counts.push({ key: s.key, impressions: Number(row.impressions), clicks: Number(row.clicks) });
+    const key = s.since ? new Date(since).toISOString() : '';
+    const set = bySince.get(key) ?? new Set<number>();
+    for (const p of s.placements) set.add(p);
+    bySince.set(key, set);
   }
-  return { counts };
+  const counted = new Map<string, { impressions: number; clicks: number }>();
+  for (const [since, placements] of bySince) {
+    if (!placements.size) continue;
+    const query = knex(since ? 'event_rollups' : 'event_rollups_hourly')
+      .where('account_id', q.account)
+      .whereIn('placement_id', [...placements])
+      .groupBy('placement_id')
+      .select('placement_id', knex.raw('sum(impressions)::bigint as impressions'), knex.raw('sum(clicks)::bigint as clicks'));
+    if (since) query.where('bucket', '>=', new Date(since));
+    for (const r of (await query) as { placement_id: string; impressions: string; clicks: string }[]) {
+      counted.set(`${since}|${r.placement_id}`, { impressions: Number(r.impressions), clicks: Number(r.clicks) });
+    }
+  }
+  return {
+    counts: q.scopes.map((s) => {
+      const since = s.since ? new Date(Date.parse(s.since)).toISOString() : '';
+      let impressions = 0;
+      let clicks = 0;
+      for (const p of new Set(s.placements)) {
+        const c = counted.get(`${since}|${p}`);
+        impressions += c?.impressions ?? 0;
+        clicks += c?.clicks ?? 0;
+      }
+      return { key: s.key, impressions, clicks };
+    }),
+  };
 }
