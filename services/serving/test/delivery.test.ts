@@ -194,10 +194,36 @@ describe('delivery goals', () => {
       if (i % 50 === 0) await settle();
     }
     const total = slices.reduce((a, b) => a + b, 0);
+    process.stdout.write(`pacing, one replica: ${slices.join(' + ')} = ${total} views\n`);
     expect(Math.abs(total - 600)).toBeLessThanOrEqual(18);
     for (const s of slices) expect(Math.abs(s - 100)).toBeLessThanOrEqual(15);
     // Debug shows its pace.
     expect(ledger.pacingOf(data, ACCOUNT, 201, start + 1800_000)).toEqual(expect.objectContaining({ quota: 600, expected: 300 }));
+  });
+
+  it('paces across two replicas that each see half the traffic: still 600 in the hour, evenly', async () => {
+    const start = Date.parse('2026-06-01T12:00:00Z');
+    const clock = virtualClock(start - 1);
+    const data = snapshot([
+      { id: 1, schedule: { startDate: '2026-06-01 12:00:00', endDate: '2026-06-01 13:00:00', quotaLifetime: 600, quotaType: 'views', deliveryMethod: 'smooth' } },
+      { id: 2, priority: 'house' },
+    ]);
+    const store = new MemoryDeliveryStore(clock.now);
+    const replicas = [ledgerOn(store, clock, 'a'), ledgerOn(store, clock, 'b')];
+    const slices = [0, 0, 0, 0, 0, 0];
+    for (let i = 0; i < 6000; i++) {
+      clock.t = start + i * 600;
+      const ledger = replicas[i % 2];
+      const { ads: [ad], id } = await serveOnce(data, ledger, clock);
+      if (ad?.adItem === 1) {
+        slices[Math.floor((clock.t - start) / 600_000)]++;
+        await ledger.record(data, 'views', { id, account: ACCOUNT, placement: ad.placement });
+      }
+      if (i % 50 === 0) await settle();
+    }
+    process.stdout.write(`pacing, two replicas: ${slices.join(' + ')} = ${slices.reduce((a, b) => a + b, 0)} views\n`);
+    expect(Math.abs(slices.reduce((a, b) => a + b, 0) - 600)).toBeLessThanOrEqual(18);
+    for (const s of slices) expect(Math.abs(s - 100)).toBeLessThanOrEqual(15);
   });
 
   it('shows a smooth placement behind its pace in debug', async () => {
@@ -222,6 +248,7 @@ describe('selection within a tier', () => {
       const [ad] = (await serveOnce(data, ledger, clock)).ads;
       counts.set(ad.adItem, (counts.get(ad.adItem) ?? 0) + 1);
     }
+    process.stdout.write(`share of voice over 10,000 decisions: 25 % → ${counts.get(1)! / 100} %, 50 % → ${counts.get(2)! / 100} %, the rest (house) ${counts.get(3)! / 100} %\n`);
     expect(Math.abs(counts.get(1)! / 100 - 25)).toBeLessThanOrEqual(2);
     expect(Math.abs(counts.get(2)! / 100 - 50)).toBeLessThanOrEqual(2);
     expect(Math.abs(counts.get(3)! / 100 - 25)).toBeLessThanOrEqual(2);
