@@ -177,6 +177,7 @@ refuse "refuses a misspelt key (schema)" "Additional property ingres is not allo
 refuse "refuses an unknown database mode (schema)" "global.database.mode" --set global.database.mode=sqlite
 refuse "refuses the removed embedded database mode (schema)" "global.database.mode" --set global.database.mode=embedded
 refuse "refuses external database without a URL or Secret" "needs global.database.url or" --set global.database.mode=external
+refuse "refuses several serving replicas without Redis (delivery counters)" "more than one serving replica needs global.redis" --set serving.replicaCount=2
 refuse "refuses the migrations Job without a DDL user" "migrations.enabled needs migrations.existingSecret" \
   --set global.database.mode=external --set global.database.url=postgres://u@db/ads
 

@@ -141,6 +141,10 @@ Checks the values once; included by every component template so that any render 
 {{- if and (eq $db.mode "external") (not $db.existingSecret) (not $db.url) }}
 {{- fail "global.database.mode=external needs global.database.url or global.database.existingSecret" }}
 {{- end }}
+{{- $redis := .Values.global.redis }}
+{{- if and .Values.serving.enabled (or (gt (int .Values.serving.replicaCount) 1) .Values.serving.autoscaling.enabled) (not $redis.url) (not $redis.existingSecret) }}
+{{- fail "more than one serving replica needs global.redis (url or existingSecret): quotas and day caps are shared between serving replicas only through Redis" }}
+{{- end }}
 {{- if and (include "ad-serving.migrationsJob" .) (not .Values.migrations.existingSecret) (not .Values.migrations.url) }}
 {{- fail "migrations.enabled needs migrations.existingSecret or migrations.url (a user allowed to run DDL); or set migrations.enabled=false to let the services migrate themselves" }}
 {{- end }}
