@@ -146,6 +146,21 @@ export class DeliveryLedger implements DeliveryGate {
     for (const [k, st] of this.states) if (st.lastUseAt < idle && !st.claiming) this.states.delete(k);
   }
 
+  /** Takes `n` decisions out of the in-flight window, oldest first: their events were counted elsewhere. */
+  private dropOldest(st: GoalState, n: number, now: number): void {
+    if (n <= 0) return;
+    const from = Math.floor((now - this.inflightMs) / SLOT_MS);
+    const live: number[] = [];
+    for (let i = 0; i < this.slotCount; i++) if (st.stamps[i] > from && st.slots[i] > 0) live.push(i);
+    live.sort((a, b) => st.stamps[a] - st.stamps[b]);
+    for (const i of live) {
+      const take = Math.min(n, st.slots[i]);
+      st.slots[i] -= take;
+      n -= take;
+      if (!n) return;
+    }
+  }
+
   /** Decisions of this replica in the last `ms` (at most the in-flight window). */
   private recent(st: GoalState, now: number, ms: number): number {
     const from = Math.floor((now - ms) / SLOT_MS);
@@ -181,7 +196,7 @@ export class DeliveryLedger implements DeliveryGate {
     const countTtl = st.goal.until ? st.goal.until - now + 24 * 3600_000 : LIFETIME_COUNTER_TTL_MS;
     st.claiming = (async () => {
       try {
-        let answer = await this.store.claim(st.key, this.options.replica, inflight + headroom, st.goal.limit, this.holdTtlMs, countTtl);
+        let answer = await this.store.claim(st.key, this.options.replica, inflight, headroom, st.goal.limit, this.holdTtlMs, countTtl);
         if (!answer) {
           const totals = await this.options.totals(st.account, [
             { key: st.key, placements: st.goal.placements, since: st.goal.since ? new Date(st.goal.since).toISOString() : '' },
@@ -189,12 +204,14 @@ export class DeliveryLedger implements DeliveryGate {
           const c = totals.counts.find((x) => x.key === st.key);
           const seeded = st.goal.unit === 'clicks' ? (c?.clicks ?? 0) : (c?.impressions ?? 0);
           await this.store.seed(st.key, seeded, countTtl);
-          answer = await this.store.claim(st.key, this.options.replica, inflight + headroom, st.goal.limit, this.holdTtlMs, countTtl);
+          answer = await this.store.claim(st.key, this.options.replica, inflight, headroom, st.goal.limit, this.holdTtlMs, countTtl);
         }
         if (!answer) throw new Error('the delivery counter vanished while it was claimed');
-        // The hold covers what was in flight when it was asked for; decisions made during the
-        // round trip spend the new grant.
-        st.granted = Math.max(0, answer.granted - inflight);
+        // The hold covers what was in flight when it was asked for (less the decisions whose event
+        // another replica counted meanwhile) and `granted` new decisions; decisions made during the
+        // round trip spend that grant.
+        this.dropOldest(st, answer.landed, now);
+        st.granted = answer.granted;
         st.used -= usedAtSend;
         st.counted = answer.counted;
         st.holders = answer.holders;
@@ -361,7 +378,7 @@ export class DeliveryLedger implements DeliveryGate {
   }
 
   /** An impression, click or conversion of a live decision: counted once toward its goals. */
-  record(data: DecisionData, unit: 'views' | 'clicks' | 'conversions', d: { id: string; account: number; placement: number }): Promise<void> {
+  record(data: DecisionData, unit: 'views' | 'clicks' | 'conversions', d: { id: string; account: number; placement: number; replica?: string }): Promise<void> {
     const perf = this.performance.get(d.placement) ?? { views: 0, clicks: 0, conversions: 0 };
     perf[unit]++;
     this.performance.set(d.placement, perf);
@@ -371,10 +388,12 @@ export class DeliveryLedger implements DeliveryGate {
       .goals.filter((g) => g.unit === unit)
       .map((g) => `delivery:${d.account}:${g.id}`);
     if (!keys.length) return Promise.resolve();
-    return this.store.count(keys, `${d.id}:${unit}`).then(
+    // This replica's own decision frees its share here; another's learns it at its next claim.
+    const mine = d.replica === this.options.replica || this.own.has(d.id);
+    return this.store.count(keys, `${d.id}:${unit}`, mine ? '' : (d.replica ?? '')).then(
       (counted) => {
         if (!counted) return;
-        this.landed(d.id, unit as Goal['unit']);
+        if (mine) this.landed(d.id, unit as Goal['unit']);
         // This replica's own view of the count moves at once; the others see it at their next claim.
         for (const k of keys) {
           const st = this.states.get(k);

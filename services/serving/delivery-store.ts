@@ -12,8 +12,10 @@ import type Redis from 'ioredis';
  */
 
 export interface ClaimAnswer {
-  /** The hold granted to this replica (≤ what it asked). */
+  /** New decisions this replica may make (≤ the headroom it asked for). */
   granted: number;
+  /** This replica's decisions whose event was counted since its last claim (on whichever replica). */
+  landed: number;
   /** The goal's count when the claim was made. */
   counted: number;
   /** Replicas holding part of the goal, this one included. */
@@ -22,14 +24,19 @@ export interface ClaimAnswer {
 
 export interface DeliveryStore {
   /**
-   * Sets this replica's hold on a goal to at most `want`, within what the limit leaves after the count
-   * and the other replicas' live holds. Undefined when the goal's counter is not seeded yet.
+   * Sets this replica's hold on a goal: its decisions still in flight (`inflight`, less those counted
+   * since its last claim), always, plus up to `headroom` new decisions, within what the limit leaves
+   * after the count and the other replicas' live holds. Undefined when the counter is not seeded yet.
    */
-  claim(key: string, replica: string, want: number, limit: number, holdTtlMs: number, countTtlMs: number): Promise<ClaimAnswer | undefined>;
+  claim(key: string, replica: string, inflight: number, headroom: number, limit: number, holdTtlMs: number, countTtlMs: number): Promise<ClaimAnswer | undefined>;
   /** Creates the counter with reporting's count, unless it exists (a racing replica seeded it). */
   seed(key: string, count: number, countTtlMs: number): Promise<void>;
-  /** Counts one event toward the seeded counters among `keys`; false when the event was counted before. */
-  count(keys: string[], eventId: string): Promise<boolean>;
+  /**
+   * Counts one event toward the seeded counters among `keys`, and notes it for `replica` (the one that
+   * decided), whose next claim learns that this share is no longer in flight. False when the event was
+   * counted before.
+   */
+  count(keys: string[], eventId: string, replica: string): Promise<boolean>;
 }
 
 /**
@@ -41,8 +48,12 @@ export const SEEN_TTL_MS = 15 * 60_000;
 
 const CLAIM = `
 local counted = redis.call('GET', KEYS[1])
-if not counted then return {-1, 0, 0} end
+if not counted then return {-1, 0, 0, 0} end
 counted = tonumber(counted)
+-- The replica's decisions counted since its last claim: already in the count, no longer in flight.
+local landed = tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0')
+if landed > 0 then redis.call('HDEL', KEYS[3], ARGV[1]) end
+local inflight = math.max(0, tonumber(ARGV[2]) - landed)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local holds = redis.call('HGETALL', KEYS[2])
@@ -58,24 +69,31 @@ for i = 1, #holds, 2 do
     end
   end
 end
-local free = tonumber(ARGV[3]) - counted - others
-local granted = math.max(0, math.min(tonumber(ARGV[2]), free))
-redis.call('HSET', KEYS[2], ARGV[1], granted .. ':' .. (now + tonumber(ARGV[4])))
-redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[4]) * 4)
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[5]))
-return {granted, counted, holders}
+-- Decisions in flight are held whatever the limit leaves: they exist. New ones only within it.
+local free = tonumber(ARGV[4]) - counted - others - inflight
+local granted = math.max(0, math.min(tonumber(ARGV[3]), free))
+redis.call('HSET', KEYS[2], ARGV[1], (inflight + granted) .. ':' .. (now + tonumber(ARGV[5])))
+redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[5]) * 4)
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[6]))
+return {granted, counted, holders, landed}
 `;
 
 const COUNT = `
 if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then return 0 end
 for i = 2, #KEYS do
-  if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('INCR', KEYS[i]) end
+  if redis.call('EXISTS', KEYS[i]) == 1 then
+    redis.call('INCR', KEYS[i])
+    if ARGV[2] ~= '' then
+      redis.call('HINCRBY', KEYS[i] .. ':landed', ARGV[2], 1)
+      redis.call('PEXPIRE', KEYS[i] .. ':landed', ARGV[1])
+    end
+  end
 end
 return 1
 `;
 
 type DeliveryRedis = Redis & {
-  deliveryClaim(count: string, holds: string, replica: string, want: number, limit: number, holdTtl: number, countTtl: number): Promise<[number, number, number]>;
+  deliveryClaim(count: string, holds: string, landed: string, replica: string, inflight: number, headroom: number, limit: number, holdTtl: number, countTtl: number): Promise<[number, number, number, number]>;
   deliveryCount(...args: (string | number)[]): Promise<number>;
 };
 
@@ -86,23 +104,24 @@ export class RedisDeliveryStore implements DeliveryStore {
     redis: Redis,
     private readonly prefix: string,
   ) {
-    redis.defineCommand('deliveryClaim', { numberOfKeys: 2, lua: CLAIM });
+    redis.defineCommand('deliveryClaim', { numberOfKeys: 3, lua: CLAIM });
     redis.defineCommand('deliveryCount', { lua: COUNT });
     this.redis = redis as DeliveryRedis;
   }
 
-  async claim(key: string, replica: string, want: number, limit: number, holdTtlMs: number, countTtlMs: number): Promise<ClaimAnswer | undefined> {
-    const [granted, counted, holders] = await this.redis.deliveryClaim(`${this.prefix}${key}`, `${this.prefix}${key}:holds`, replica, want, limit, holdTtlMs, countTtlMs);
-    return granted < 0 ? undefined : { granted, counted, holders };
+  async claim(key: string, replica: string, inflight: number, headroom: number, limit: number, holdTtlMs: number, countTtlMs: number): Promise<ClaimAnswer | undefined> {
+    const k = `${this.prefix}${key}`;
+    const [granted, counted, holders, landed] = await this.redis.deliveryClaim(k, `${k}:holds`, `${k}:landed`, replica, inflight, headroom, limit, holdTtlMs, countTtlMs);
+    return granted < 0 ? undefined : { granted, counted, holders, landed };
   }
 
   async seed(key: string, count: number, countTtlMs: number): Promise<void> {
     await this.redis.set(`${this.prefix}${key}`, count, 'PX', countTtlMs, 'NX');
   }
 
-  async count(keys: string[], eventId: string): Promise<boolean> {
+  async count(keys: string[], eventId: string, replica: string): Promise<boolean> {
     const all = [`${this.prefix}counted:${eventId}`, ...keys.map((k) => `${this.prefix}${k}`)];
-    return (await this.redis.deliveryCount(all.length, ...all, SEEN_TTL_MS)) === 1;
+    return (await this.redis.deliveryCount(all.length, ...all, SEEN_TTL_MS, replica)) === 1;
   }
 }
 
@@ -111,14 +130,17 @@ export class MemoryDeliveryStore implements DeliveryStore {
   private readonly counts = new Map<string, { n: number; expires: number }>();
   private readonly holds = new Map<string, Map<string, { n: number; expires: number }>>();
   private readonly seen = new Map<string, number>();
+  private readonly landed = new Map<string, Map<string, number>>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  async claim(key: string, replica: string, want: number, limit: number, holdTtlMs: number, countTtlMs: number): Promise<ClaimAnswer | undefined> {
+  async claim(key: string, replica: string, inflight: number, headroom: number, limit: number, holdTtlMs: number, countTtlMs: number): Promise<ClaimAnswer | undefined> {
     const now = this.now();
     const c = this.counts.get(key);
     if (!c || c.expires < now) return undefined;
     c.expires = now + countTtlMs;
+    const landed = this.landed.get(key)?.get(replica) ?? 0;
+    this.landed.get(key)?.delete(replica);
     let holds = this.holds.get(key);
     if (!holds) this.holds.set(key, (holds = new Map()));
     let others = 0;
@@ -131,9 +153,10 @@ export class MemoryDeliveryStore implements DeliveryStore {
         holders++;
       }
     }
-    const granted = Math.max(0, Math.min(want, limit - c.n - others));
-    holds.set(replica, { n: granted, expires: now + holdTtlMs });
-    return { granted, counted: c.n, holders };
+    const held = Math.max(0, inflight - landed);
+    const granted = Math.max(0, Math.min(headroom, limit - c.n - others - held));
+    holds.set(replica, { n: held + granted, expires: now + holdTtlMs });
+    return { granted, counted: c.n, holders, landed };
   }
 
   async seed(key: string, count: number, countTtlMs: number): Promise<void> {
@@ -142,7 +165,7 @@ export class MemoryDeliveryStore implements DeliveryStore {
     this.counts.set(key, { n: count, expires: this.now() + countTtlMs });
   }
 
-  async count(keys: string[], eventId: string): Promise<boolean> {
+  async count(keys: string[], eventId: string, replica: string): Promise<boolean> {
     const now = this.now();
     if ((this.seen.get(eventId) ?? 0) > now) return false;
     this.seen.set(eventId, now + SEEN_TTL_MS);
@@ -150,7 +173,12 @@ export class MemoryDeliveryStore implements DeliveryStore {
     if (this.seen.size > 1_000_000) for (const k of [...this.seen.keys()].slice(0, 100_000)) this.seen.delete(k);
     for (const k of keys) {
       const c = this.counts.get(k);
-      if (c && c.expires >= now) c.n++;
+      if (!c || c.expires < now) continue;
+      c.n++;
+      if (!replica) continue;
+      let byReplica = this.landed.get(k);
+      if (!byReplica) this.landed.set(k, (byReplica = new Map()));
+      byReplica.set(replica, (byReplica.get(replica) ?? 0) + 1);
     }
     return true;
   }

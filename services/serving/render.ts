@@ -3,7 +3,7 @@ import type { Json } from '../shared/catalog';
 import { renderTemplate } from '../shared/native-template';
 import type { Candidate, DecisionData } from './decision-store';
 import type { ServeRequest } from './request';
-import { newDecisionId, type Decision, type TokenSigner } from './tracking';
+import { newDecisionId, REPLICA_TAG, type Decision, type TokenSigner } from './tracking';
 
 /**
  * Rendering a decision: the creative of the chosen ad (pure, from the snapshot), its signed tracking
@@ -60,7 +60,7 @@ export function creativeOf(data: DecisionData, c: Candidate): Creative | undefin
 
 /** The chosen ad with a new decision id and its signed click, impression and viewable URLs under `base`. */
 export function rendered(creative: Creative, c: Candidate, r: Pick<ServeRequest, 'click' | 'extra'>, signer: TokenSigner, base: string, test: boolean, nowMs: number): Rendered {
-  const decision: Decision = { ...c, id: newDecisionId(), test, click: r.click, extra: r.extra, at: Math.floor(nowMs / 1000) };
+  const decision: Decision = { ...c, id: newDecisionId(), test, click: r.click, extra: r.extra, at: Math.floor(nowMs / 1000), replica: REPLICA_TAG };
   const t = encodeURIComponent(signer.sign(decision));
   return {
     ...creative,

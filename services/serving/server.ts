@@ -9,12 +9,11 @@ import { DecisionData, DecisionFeed } from './decision-store';
 import { DeliveryLedger } from './delivery-ledger';
 import { MemoryDeliveryStore, RedisDeliveryStore } from './delivery-store';
 import { reports } from '../shared/grpc/clients';
-import { workerId } from '../shared/lease-queue';
 import { EventSink } from './events';
 import { GeoDatabase } from './targeting/geo';
 import { LocalPageMemory, RedisPageMemory, type PageMemory } from './targeting/unique-delivery';
 import { createServeHandler } from './serve-app';
-import { ensureServingSecret, TokenSigner } from './tracking';
+import { ensureServingSecret, REPLICA_TAG, TokenSigner } from './tracking';
 
 /**
  * The serving process: the public ad paths on SERVING_PORT (default 8090, on SERVING_HOST, else BIND_HOST, else loopback), decision
@@ -44,7 +43,7 @@ export async function runServing(): Promise<Running> {
   // either way seeded from reporting's counts, so a restart forgets nothing already counted.
   const deliveryRedis = redisUrl ? createRedis(redisUrl, 'events', 'serving delivery counters') : undefined;
   const delivery = new DeliveryLedger(deliveryRedis ? new RedisDeliveryStore(deliveryRedis, redisKeyPrefix()) : new MemoryDeliveryStore(), {
-    replica: workerId(),
+    replica: REPLICA_TAG,
     totals: (account, scopes) => reports.getDelivery({ account, scopes }, { idempotent: true }),
     inflightMs: envInt('DELIVERY_INFLIGHT_MS', 10_000, 100),
     claimEveryMs: envInt('DELIVERY_CLAIM_MS', 100, 10),

@@ -22,10 +22,16 @@ export interface Decision extends Candidate {
   extra: string;
   /** Epoch seconds when decided. */
   at: number;
+  /** The serving replica that decided (REPLICA_TAG): its event frees the share it held of a goal. */
+  replica?: string;
 }
 
-// New fields go last: a token signed before one was added (one field shorter) still verifies.
-const FIELDS = ['id', 'account', 'zone', 'publisher', 'placement', 'assignment', 'campaign', 'advertiser', 'adItem', 'adItemKind', 'channel', 'pricingModel', 'price', 'click', 'extra', 'at', 'geoTarget'] as const;
+/** This process among the serving replicas, as decisions and delivery holds name it. */
+export const REPLICA_TAG = crypto.randomBytes(6).toString('base64url');
+
+// New fields go last: a token signed before one was added (shorter, down to `at`) still verifies.
+const FIELDS = ['id', 'account', 'zone', 'publisher', 'placement', 'assignment', 'campaign', 'advertiser', 'adItem', 'adItemKind', 'channel', 'pricingModel', 'price', 'click', 'extra', 'at', 'geoTarget', 'replica'] as const;
+const OLDEST_FIELDS = FIELDS.indexOf('at') + 1;
 
 export class TokenSigner {
   constructor(private readonly secret: string) {}
@@ -50,7 +56,7 @@ export class TokenSigner {
     if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) return undefined;
     try {
       const arr = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as unknown[];
-      if (!Array.isArray(arr) || (arr.length !== FIELDS.length + 1 && arr.length !== FIELDS.length)) return undefined;
+      if (!Array.isArray(arr) || arr.length > FIELDS.length + 1 || arr.length < OLDEST_FIELDS + 1) return undefined;
       const d = { test: arr[0] === 1, geoTarget: 0 } as Record<string, unknown>;
       FIELDS.forEach((f, i) => i + 1 < arr.length && (d[f] = arr[i + 1]));
       return d as unknown as Decision;
