@@ -134,7 +134,9 @@ test("a second platform whose gateway ports are another platform's refuses at on
 
 test('Ctrl-C to the whole process group drains the gateway before any service stops: every in-flight request answers, the last key-usage flush lands', async () => {
   const tls = process.env.TEST_CA_FILE!;
-  const { env, dataDir, schemaPrefix } = await platformEnv({ TLS_CERT_FILE: tls, TLS_KEY_FILE: tls.replace(/\.crt$/, '.key'), START_QUIET: '0', LOG_LEVEL: 'info' });
+  // A long call deadline: 200 creates at once on a loaded CI machine can outlast the default 5 s and
+  // answer 503 for that reason alone; a service stopping under the gateway still answers 503 at once.
+  const { env, dataDir, schemaPrefix } = await platformEnv({ TLS_CERT_FILE: tls, TLS_KEY_FILE: tls.replace(/\.crt$/, '.key'), START_QUIET: '0', LOG_LEVEL: 'info', GRPC_DEADLINE_MS: '30000' });
   const logFile = path.join(dataDir, 'group.log');
   const out = fs.openSync(logFile, 'a');
   // A group of its own, as a terminal gives the foreground job: the signal below reaches all of it.
