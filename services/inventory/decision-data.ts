@@ -15,7 +15,7 @@ import type { Database, Migration } from '../shared/db';
 import { errorFields, log } from '../shared/log';
 import { implement, type ServiceBinding } from '../shared/grpc/server';
 import { targetingProjection } from '../targeting';
-import { int, str } from '../targeting/rule';
+import { int, refId, refKind, str } from '../targeting/rule';
 
 /**
  * Decision data for the serving path: a typed snapshot of the live-mode resources that decide which ad
@@ -107,8 +107,6 @@ interface ResourceRow {
   archived_at: Date | null;
 }
 
-const refId = (v: Json | undefined): number => (v && typeof v === 'object' && !Array.isArray(v) ? int((v as Record<string, Json>).id) : int(v));
-const refKind = (v: Json | undefined): string => (v && typeof v === 'object' && !Array.isArray(v) ? str((v as Record<string, Json>).type) : '');
 
 /** A placement's pricing: the first price its cost names (money stays a decimal string). */
 function pricing(cost: Json | undefined): { pricingModel: string; price: string } {

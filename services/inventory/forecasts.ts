@@ -8,6 +8,8 @@ import { fail } from '../shared/errors';
 import { reports } from '../shared/grpc/clients';
 import { implement, type ServiceBinding } from '../shared/grpc/server';
 import { tenantFromMetadata, tenantMetadata, type Tenant } from '../shared/tenant';
+import { parseTimestamp } from '../shared/timezones';
+import { refId, refKind } from '../targeting/rule';
 
 /**
  * Display forecasts. The traffic of the zones comes from reporting's hourly rollups (decisions made
@@ -70,10 +72,8 @@ interface Row {
   attributes: Record<string, Json>;
 }
 
-const num = (v: Json | undefined) => (typeof v === 'number' ? v : typeof v === 'string' && v !== '' ? Number(v) : 0);
-const refId = (v: Json | undefined) => (v && typeof v === 'object' && !Array.isArray(v) ? num((v as Record<string, Json>).id) : num(v));
-const refKind = (v: Json | undefined) => (v && typeof v === 'object' && !Array.isArray(v) ? String((v as Record<string, Json>).type ?? '') : '');
-const at = (v: Json | undefined) => (typeof v === 'string' && v ? Date.parse(`${v.replace(' ', 'T')}Z`) : NaN);
+const num = (v: Json | undefined) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+const at = (v: Json | undefined) => parseTimestamp(typeof v === 'string' ? v : '');
 
 /** A date parameter (YYYY-MM-DD, or a date-time whose date is read) as the UTC day's start. */
 function dayOf(v: string, field: string, errors: ParameterError[]): number {

@@ -7,7 +7,7 @@ import {
   type DecisionEntityRef,
 } from '../../proto/gen/adserver/inventory/v1/decision_data';
 import { openStream } from '../shared/grpc/client';
-import { scheduleTime } from './delivery-goals';
+import { parseTimestamp } from '../shared/timezones';
 import { log } from '../shared/log';
 import { entityNeedsGeo, resolveTargets, type Targets } from '../targeting';
 import type { FrequencyCap } from '../targeting/frequency-cap';
@@ -239,8 +239,8 @@ export class DecisionData {
       }
       const sched = this.get(account, 'schedule', p.schedule)?.schedule;
       if (!sched) continue;
-      const start = scheduleTime(sched.startDate);
-      const end = scheduleTime(sched.endDate);
+      const start = parseTimestamp(sched.startDate);
+      const end = parseTimestamp(sched.endDate);
       // endOnQuota keeps a schedule with a quota serving past its end date until the quota is met.
       const pastEnd = !Number.isNaN(end) && now > end && !(sched.underDeliveryBehaviour === 'endOnQuota' && sched.quotaLifetime > 0);
       if ((!Number.isNaN(start) && now < start) || pastEnd) {

@@ -1,4 +1,4 @@
-import { addDays, dateIn, isTimeZone, midnight } from '../shared/timezones';
+import { addDays, dateIn, isTimeZone, midnight, parseTimestamp } from '../shared/timezones';
 import type { DecisionData } from './decision-store';
 
 /**
@@ -39,11 +39,6 @@ export interface PlacementGoals {
 
 const NONE: PlacementGoals = { goals: [], validUntil: Infinity };
 
-/** `YYYY-MM-DD HH:MM:SS` UTC to epoch ms; NaN when empty or malformed. */
-export function scheduleTime(s: string): number {
-  return s ? Date.parse(`${s.replace(' ', 'T')}Z`) : NaN;
-}
-
 const pad = (n: number) => String(n).padStart(2, '0');
 
 /** The day of `zone` that holds `now`: its label and bounds (23 or 25 hours long on DST days). */
@@ -81,8 +76,8 @@ function deriveGoals(data: DecisionData, account: number, placementId: number, n
     const unit = unitOf(schedule.quotaType)!;
     const goal: Goal = { id: `s${placement.schedule}:life:${unit}`, rule: 'quota', unit, limit: schedule.quotaLifetime, placements: onSchedule() };
     goals.push(goal);
-    const start = scheduleTime(schedule.startDate);
-    const end = scheduleTime(schedule.endDate);
+    const start = parseTimestamp(schedule.startDate);
+    const end = parseTimestamp(schedule.endDate);
     // Auction placements always deliver as `default`; a window without both ends cannot be paced.
     if (schedule.deliveryMethod === 'smooth' && placement.serveMethod !== 'auction' && !Number.isNaN(start) && !Number.isNaN(end) && end > start) {
       pacing = { goal, start, end };

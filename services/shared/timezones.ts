@@ -69,6 +69,11 @@ export function zonedToUtc(zone: string, year: number, month: number, day: numbe
   return Math.max(first, second);
 }
 
+/** The instant of a `YYYY-MM-DD HH:MM:SS` UTC timestamp (the API's form); NaN when empty or malformed. */
+export function parseTimestamp(text: string | null | undefined): number {
+  return text ? Date.parse(`${text.replace(' ', 'T')}Z`) : NaN;
+}
+
 /** `2026-03-08T00:00:00-05:00`: the instant in the zone's local time with its offset. */
 export function formatInZone(zone: string, utcMs: number): string {
   const l = localTime(zone, utcMs);

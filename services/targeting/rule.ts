@@ -98,3 +98,6 @@ export const str = (v: Json | undefined): string => (v === null || v === undefin
 export const int = (v: Json | undefined): number => (typeof v === 'number' && Number.isFinite(v) ? Math.trunc(v) : 0);
 export const obj = (v: Json | undefined): Record<string, Json> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, Json>) : {});
 export const list = (v: Json | undefined): Json[] => (Array.isArray(v) ? v : []);
+/** A reference's id and kind: `{id, type}` for typed references, a bare id otherwise. */
+export const refId = (v: Json | undefined): number => (v && typeof v === 'object' && !Array.isArray(v) ? int((v as Record<string, Json>).id) : int(v));
+export const refKind = (v: Json | undefined): string => (v && typeof v === 'object' && !Array.isArray(v) ? str((v as Record<string, Json>).type) : '');

@@ -4,7 +4,8 @@ import { fail } from '../../shared/errors';
 import { reports } from '../../shared/grpc/clients';
 import { errorFields, log } from '../../shared/log';
 import type { Attributes, HookContext } from '../../shared/resource-store';
-import { formatInZone, isTimeZone } from '../../shared/timezones';
+import { formatInZone, isTimeZone, parseTimestamp } from '../../shared/timezones';
+import { formatTimestamp } from '../../shared/db';
 import { tenantMetadata, type Tenant } from '../../shared/tenant';
 import type { KindHooks } from '../../shared/resource-store';
 import { throwIf } from './common';
@@ -26,8 +27,6 @@ function midnightToday(): string {
 
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
 
-/** `YYYY-MM-DD HH:MM:SS` (UTC) of an instant. */
-const utcText = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
 
 /**
  * start_at/end_at (ISO 8601 with an offset, the reference's current fields) and start_date/end_date
@@ -51,11 +50,11 @@ function syncWindow(values: Attributes, errors: ParameterError[]): void {
         continue;
       }
       const given = values[dateField];
-      if (typeof given === 'string' && given !== utcText(ms)) {
+      if (typeof given === 'string' && given !== formatTimestamp(new Date(ms))) {
         errors.push({ field: dateField, type: 'invalid_value', message: `'${dateField}' and '${atField}' name different times; give one of them.` });
         continue;
       }
-      values[dateField] = utcText(ms);
+      values[dateField] = formatTimestamp(new Date(ms));
     } else if (at === null && values[dateField] === undefined) {
       values[dateField] = null;
     }
@@ -67,7 +66,7 @@ function renderWindow(values: Attributes, ctx: HookContext): void {
   for (const edge of ['start', 'end'] as const) {
     const date = (values[`${edge}_date`] !== undefined ? values[`${edge}_date`] : ctx.existing?.[`${edge}_date`]) as string | null | undefined;
     const zone = (values[`${edge}_at_timezone`] !== undefined ? values[`${edge}_at_timezone`] : ctx.existing?.[`${edge}_at_timezone`]) as string | null | undefined;
-    const ms = typeof date === 'string' ? Date.parse(`${date.replace(' ', 'T')}Z`) : NaN;
+    const ms = parseTimestamp(date);
     values[`${edge}_at`] = Number.isNaN(ms) ? null : formatInZone(zone || 'UTC', ms);
   }
 }
@@ -98,7 +97,7 @@ const schedule: KindHooks = {
 
 type Resource = Parameters<NonNullable<KindHooks['decorate']>>[0][number];
 
-const at = (v: unknown) => (typeof v === 'string' && v ? Date.parse(`${v.replace(' ', 'T')}Z`) : NaN);
+const at = (v: unknown) => parseTimestamp(typeof v === 'string' ? v : '');
 
 /**
  * A schedule's `status`: queued before its start, expired after its end (unless endOnQuota keeps it

@@ -42,7 +42,8 @@ async function goalsInForce(zone: number, placement: number, rule: string) {
   await within(3000, async () => {
     const debug = await acct.live.get(`/v2/adserve?ID=${acct.id}&setID=${zone}&type=json&debug=1`);
     if (process.env.DEBUG_GOALS) console.log(JSON.stringify(debug.body));
-    return [...(debug.body.eligible ?? []), ...(debug.body.excluded ?? [])].some((e: any) => e.placement === placement && e.goals?.some((g: any) => g.rule === rule));
+    const entries: { placement: number; goals?: { rule: string }[] }[] = [...(debug.body.eligible ?? []), ...(debug.body.excluded ?? [])];
+    return entries.some((e) => e.placement === placement && e.goals?.some((g) => g.rule === rule));
   }, 50);
 }
 

@@ -10,6 +10,19 @@ import { VASTParser } from '@dailymotion/vast-client';
 import { validateXML } from 'xmllint-wasm';
 import { VAST_VERSIONS, vastTime, vastXml, type VastAd, type VastVersion } from '../vast';
 
+/** What these tests read of a linear creative as @dailymotion/vast-client parses it (its types leave it open). */
+interface ParsedCreative {
+  type: string;
+  duration: number;
+  skipDelay: number | null;
+  mediaFiles: { fileURL: string }[];
+  videoClickThroughURLTemplate: { url: string };
+  trackingEvents: Record<string, string[] | undefined>;
+  universalAdIds: { idRegistry: string; value: string }[];
+  mezzanine?: { fileURL: string };
+  closedCaptionFiles: { fileURL: string }[];
+}
+
 const SCHEMAS: Record<VastVersion, string> = { '2.0': 'vast_2.0.1.xsd', '3.0': 'vast3_draft.xsd', '4.2': 'vast_4.2.xsd' };
 const schema = (v: VastVersion) => fs.readFileSync(path.join(__dirname, 'fixtures/vast', SCHEMAS[v]), 'utf8').replace(/^\uFEFF/, '');
 
@@ -84,7 +97,7 @@ describe.each(VAST_VERSIONS)('VAST %s', (version) => {
     expect(parsed.version).toBe(version);
     const [ad] = parsed.ads;
     expect(ad.impressionURLTemplates.map((i: { url: string }) => i.url)).toEqual([`${T}&e=impression`, 'https://third.example/imp?cb=[CACHEBUSTING]']);
-    const lin = ad.creatives.find((c: { type: string }) => c.type === 'linear') as any;
+    const lin = (ad.creatives as ParsedCreative[]).find((c) => c.type === 'linear')!;
     expect(lin.duration).toBe(30.5);
     expect(lin.mediaFiles.map((m: { fileURL: string }) => m.fileURL)).toEqual(['https://cdn.example/ad-720.mp4', 'https://cdn.example/ad-360.webm']);
     expect(lin.videoClickThroughURLTemplate.url).toBe('https://advertiser.example/landing?x=1&y=2');
@@ -95,8 +108,8 @@ describe.each(VAST_VERSIONS)('VAST %s', (version) => {
       expect(lin.trackingEvents.skip).toEqual([`${T}&e=skip`]);
       expect(lin.trackingEvents['progress-10']).toEqual([`${T}&e=progress10`]);
     }
-    expect(ad.creatives.some((c: { type: string }) => c.type === 'companion')).toBe(true);
-    expect(ad.creatives.some((c: { type: string }) => c.type === 'nonlinear')).toBe(true);
+    expect((ad.creatives as ParsedCreative[]).some((c) => c.type === 'companion')).toBe(true);
+    expect((ad.creatives as ParsedCreative[]).some((c) => c.type === 'nonlinear')).toBe(true);
     if (version === '4.2') {
       expect(ad.adServingId).toBe('decision-1');
       expect(lin.universalAdIds[0]).toMatchObject({ idRegistry: 'ad-id.org', value: 'ABCD1234000H' });
