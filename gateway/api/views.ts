@@ -97,6 +97,11 @@ export function translateInput(view: View, body: unknown): { attributes: Record<
       attributes[canonical] = Number(value);
       continue;
     }
+    if (spec.type === 'typed_ref' && isPlainObject(value) && value.type === undefined && spec.refKinds?.length === 1) {
+      // A reference that can name one kind only may leave its type out (the reference's `vast_zone: {id}`).
+      attributes[canonical] = { ...value, type: spec.refKinds[0] } as Json;
+      continue;
+    }
     if (spec.type === 'typed_ref' && isPlainObject(value) && typeof value.type === 'string') {
       const allowed = (spec.refKinds ?? []).map((k) => objectNameOf(k, view.version)).filter(Boolean);
       const target = kindForObject(view.version, value.type);

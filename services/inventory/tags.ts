@@ -76,17 +76,42 @@ function zoneTags(z: ZoneInfo, req: GetZoneTagsRequest, types: readonly TagType[
   return out;
 }
 
+export const VAST_TAG_TYPES = ['basic', 'url_encoded', 'amp'] as const;
+
+/**
+ * A VAST zone's tag: the URL a video player asks for its ad (AdButler's `/vast.spark?setID=&ID=`
+ * form). `[CACHEBUSTING]` and `[PAGEURL]` are the IAB player macros (VAST 4.1+ players fill them;
+ * serving ignores one left unfilled); the AMP form uses AMP's own variables instead, which amp-ima-video
+ * fills. `url_encoded` is the basic tag made safe to nest in another URL or a player setting.
+ */
+function vastTags(z: ZoneInfo, req: GetZoneTagsRequest, types: readonly string[]): Record<string, string> {
+  const base = serveBaseUrl((req.protocol || 'https') as 'http' | 'https');
+  const head = `${base}/vast.spark?setID=${z.id}&ID=${z.tenant.accountId}`;
+  const extra = req.extra ? `&extra=${rfc3986(req.extra)}` : '';
+  const basic = `${head}${extra}&rnd=[CACHEBUSTING]&pageUrl=[PAGEURL]`;
+  const all: Record<string, () => string> = {
+    basic: () => basic,
+    url_encoded: () => rfc3986(basic),
+    amp: () => `${head}${extra}&rnd=RANDOM&pageUrl=CANONICAL_URL`,
+  };
+  const out: Record<string, string> = {};
+  for (const t of types) out[t] = all[t]();
+  return out;
+}
+
 /** The Tags gRPC API: zone tags and conversion tags of this service's resources. */
 export function tagsBinding(store: ResourceStore): ServiceBinding {
   return implement('inventory.Tags', TagsService, {
     getZoneTags: async (req: GetZoneTagsRequest, call): Promise<GetZoneTagsResponse> => {
       const tenant = tenantFromMetadata(call.metadata);
-      if (!ZONE_KINDS.has(req.kind)) throw fail.badRequest(`A ${req.kind} has no zone tags.`);
+      const vast = req.kind === 'vast_zone';
+      if (!ZONE_KINDS.has(req.kind) && !vast) throw fail.badRequest(`A ${req.kind} has no zone tags.`);
       const errors: ParameterError[] = [];
-      const types = req.types.length ? req.types : [...ZONE_TAG_TYPES];
-      const unknown = types.filter((t) => !(ZONE_TAG_TYPES as readonly string[]).includes(t));
+      const known: readonly string[] = vast ? VAST_TAG_TYPES : ZONE_TAG_TYPES;
+      const types = req.types.length ? req.types : [...known];
+      const unknown = types.filter((t) => !known.includes(t));
       if (unknown.length) {
-        errors.push({ field: 'type', type: 'invalid_value', message: `'type' names '${unknown[0].slice(0, 32)}'; it must be one or more of: ${ZONE_TAG_TYPES.join(', ')}.` });
+        errors.push({ field: 'type', type: 'invalid_value', message: `'type' names '${unknown[0].slice(0, 32)}'; it must be one or more of: ${known.join(', ')}.` });
       }
       checkCommon(req.protocol, errors);
       checkMacro('click', req.click, errors);
@@ -95,6 +120,7 @@ export function tagsBinding(store: ResourceStore): ServiceBinding {
       const zone = await store.get(tenant, req.kind, req.id);
       const a = zone.attributes ?? {};
       const info: ZoneInfo = { tenant, kind: req.kind, id: req.id, width: Number(a.width ?? 0), height: Number(a.height ?? 0) };
+      if (vast) return { tags: vastTags(info, req, [...new Set(types)]) };
       const tags = zoneTags(info, req, [...new Set(types)] as TagType[]);
       // An email zone is read in mail clients, which run no script: its tag is the linked image.
       if (req.kind === 'email_zone') tags.email = zoneTags(info, req, ['image']).image;

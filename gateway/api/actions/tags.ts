@@ -22,10 +22,13 @@ const TAG_QUERY = {
  * v1 banner zones get tags too: the spec lists them for email and text zones only, but a v1 client
  * placing a banner zone needs its tags as much, and v2 has them for the same (standard) zone.
  */
-const ZONE_TAGS: Record<ApiVersion, string[]> = { v1: ['standard_zone', 'email_zone', 'text_zone'], v2: ['standard_zone', 'email_zone'] };
+const ZONE_TAGS: Record<ApiVersion, string[]> = { v1: ['standard_zone', 'email_zone', 'text_zone'], v2: ['standard_zone', 'email_zone', 'vast_zone'] };
 const CONVERSION_TAGS: Record<ApiVersion, string[]> = {
   v1: ['text_zone', 'image_ad_item'],
-  v2: ['standard_zone', 'email_zone', 'standard_campaign', 'image_ad_item', 'custom_html_ad_item', 'native_ad_item', 'rich_media_ad_item', 'vast_ad_item'],
+  v2: [
+    'standard_zone', 'email_zone', 'standard_campaign', 'image_ad_item', 'custom_html_ad_item', 'native_ad_item', 'rich_media_ad_item',
+    'vast_ad_item', 'vast_zone', 'vast_campaign', 'vast_placement',
+  ],
 };
 
 
@@ -52,7 +55,7 @@ export const tagActions: ActionModule = (router: Router) => {
         summary: `The ad tags of a ${view.kind.title}`,
         pathParams: { id: `The ${view.kind.title} id.` },
         query: TAG_QUERY,
-        response: { schema: { type: 'object', properties: { object: { const: 'zone_tag' }, url: { type: 'string' }, data: { type: 'object', additionalProperties: true } } } },
+        response: { schema: { type: 'object', properties: { object: { const: kindName === 'vast_zone' ? 'vast_zone_tag' : 'zone_tag' }, url: { type: 'string' }, data: { type: 'object', additionalProperties: true } } } },
       }, async (req: Request, res: Response) => {
         const ctx = ctxOf(res);
         const id = parseId(req.params.id as string, view.kind.title);
@@ -71,7 +74,7 @@ export const tagActions: ActionModule = (router: Router) => {
         }, { idempotent: true, metadata }));
         // Spec 2.4: a text zone's tags are held under the key `text`.
         const data = kindName === 'text_zone' ? { text: out.tags } : out.tags;
-        res.json({ object: 'zone_tag', url: req.path, data });
+        res.json({ object: kindName === 'vast_zone' ? 'vast_zone_tag' : 'zone_tag', url: req.path, data });
       });
       router.all(`${view.path}/:id/tags`, methodNotSupported);
     }

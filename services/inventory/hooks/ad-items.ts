@@ -5,9 +5,6 @@ import { matchFlexibleType } from './zones-campaigns';
 
 /** Ad items of every type: what all share, then the rules of each type (native ones in native.ts). */
 
-const HMS = /^(\d{2}):([0-5]\d):([0-5]\d)$/;
-const PERCENT = /^(100|[1-9]?\d)%?$/;
-
 /** What every ad item created through this API gets: not self-serve (self-serve items come from orders), and ids for its tracking pixels. */
 export async function adItemBasics(values: Attributes, ctx: HookContext): Promise<void> {
   if (ctx.op === 'create') values.is_self_serve = 'false';
@@ -45,36 +42,9 @@ const flashAdItem: KindHooks = {
 /** Custom HTML and rich media ad items. */
 const htmlAdItem: KindHooks = { prepare: adItemBasics };
 
-const vastAdItem: KindHooks = {
-  prepare(values, ctx) {
-    const errors: ParameterError[] = [];
-    if (typeof values.duration === 'string' && !HMS.test(values.duration)) {
-      errors.push({ field: 'duration', type: 'invalid_value', message: "'duration' must be a length of time in the form hh:mm:ss." });
-    }
-    if (typeof values.skip_duration === 'string' && !HMS.test(values.skip_duration) && !PERCENT.test(values.skip_duration)) {
-      errors.push({ field: 'skip_duration', type: 'invalid_value', message: "'skip_duration' must be a time in the form hh:mm:ss or a whole percentage from 0 to 100." });
-    }
-    if (typeof values.wrapper_url === 'string' && values.wrapper_url !== '') {
-      try {
-        const u = new URL(values.wrapper_url);
-        if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
-      } catch {
-        errors.push({ field: 'wrapper_url', type: 'invalid_value', message: "'wrapper_url' must be an absolute http(s) URL or empty." });
-      }
-    }
-    const useWrapper = values.use_wrapper ?? ctx.existing?.use_wrapper;
-    const wrapperUrl = values.wrapper_url !== undefined ? values.wrapper_url : ctx.existing?.wrapper_url;
-    if (useWrapper === true && !wrapperUrl) {
-      errors.push({ field: 'wrapper_url', type: 'missing_field', message: "'wrapper_url' is required when 'use_wrapper' is true." });
-    }
-    throwIf(errors);
-  },
-};
-
 export const adItemHooks: Record<string, KindHooks> = {
   image_ad_item: imageAdItem,
   flash_ad_item: flashAdItem,
   custom_html_ad_item: htmlAdItem,
   rich_media_ad_item: htmlAdItem,
-  vast_ad_item: vastAdItem,
 };

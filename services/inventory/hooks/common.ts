@@ -29,7 +29,7 @@ export const merged = (values: Attributes, ctx: HookContext): Attributes => ({ .
 
 export const given = (v: Json | undefined) => v !== undefined && v !== null && v !== '';
 
-async function nextIds(db: Knex, n: number): Promise<number[]> {
+export async function nextIds(db: Knex, n: number): Promise<number[]> {
   if (n === 0) return [];
   const { rows } = await db.raw(`select nextval('${SUB_ID_SEQUENCE}')::int as id from generate_series(1, ?)`, [n]);
   return (rows as { id: number }[]).map((r) => Number(r.id));

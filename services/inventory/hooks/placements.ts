@@ -71,29 +71,27 @@ function renderWindow(values: Attributes, ctx: HookContext): void {
   }
 }
 
-const schedule: KindHooks = {
-  prepare(values, ctx) {
-    const errors: ParameterError[] = [];
-    syncWindow(values, errors);
-    throwIf(errors);
-    for (const f of ['start_date', 'end_date']) {
-      const v = values[f];
-      if (typeof v === 'string' && !isDateTime(v)) errors.push({ field: f, type: 'invalid_value', message: `'${f}' must be a date and time in the form YYYY-MM-DD HH:MM:SS.` });
-    }
-    throwIf(errors);
-    if (ctx.op === 'create' && (values.start_date === undefined || values.start_date === null)) values.start_date = midnightToday();
-    if (ctx.op === 'update' && values.start_date === null) values.start_date = midnightToday();
-    const start = (values.start_date ?? ctx.existing?.start_date) as string | null;
-    const end = (values.end_date !== undefined ? values.end_date : ctx.existing?.end_date) as string | null;
-    if (start && end && end < start) errors.push({ field: 'end_date', type: 'invalid_value', message: `'end_date' (${end}) must not be before 'start_date' (${start}).` });
-    if (ctx.op === 'create' && values.under_delivery_behaviour === undefined) {
-      values.under_delivery_behaviour = values.delivery_method === 'smooth' ? 'endOnDate' : null;
-    }
-    throwIf(errors);
-    renderWindow(values, ctx);
-  },
-  decorate: scheduleStatus,
-};
+/** The window, its time zones and the default under-delivery behaviour: display and VAST schedules alike. */
+export function prepareSchedule(values: Attributes, ctx: HookContext): void {
+  const errors: ParameterError[] = [];
+  syncWindow(values, errors);
+  throwIf(errors);
+  for (const f of ['start_date', 'end_date']) {
+    const v = values[f];
+    if (typeof v === 'string' && !isDateTime(v)) errors.push({ field: f, type: 'invalid_value', message: `'${f}' must be a date and time in the form YYYY-MM-DD HH:MM:SS.` });
+  }
+  throwIf(errors);
+  if (ctx.op === 'create' && (values.start_date === undefined || values.start_date === null)) values.start_date = midnightToday();
+  if (ctx.op === 'update' && values.start_date === null) values.start_date = midnightToday();
+  const start = (values.start_date ?? ctx.existing?.start_date) as string | null;
+  const end = (values.end_date !== undefined ? values.end_date : ctx.existing?.end_date) as string | null;
+  if (start && end && end < start) errors.push({ field: 'end_date', type: 'invalid_value', message: `'end_date' (${end}) must not be before 'start_date' (${start}).` });
+  if (ctx.op === 'create' && values.under_delivery_behaviour === undefined) {
+    values.under_delivery_behaviour = values.delivery_method === 'smooth' ? 'endOnDate' : null;
+  }
+  throwIf(errors);
+  renderWindow(values, ctx);
+}
 
 type Resource = Parameters<NonNullable<KindHooks['decorate']>>[0][number];
 
@@ -104,7 +102,7 @@ const at = (v: unknown) => parseTimestamp(typeof v === 'string' ? v : '');
  * running for an unmet quota), quota_reached once its placements' views or clicks reach the quota,
  * else active. The count is reporting's, the truth serving seeds its counters from.
  */
-async function scheduleStatus(items: Resource[], tenant: Tenant, db: Knex): Promise<void> {
+export const scheduleStatus = (placementKind: 'placement' | 'vast_placement') => async (items: Resource[], tenant: Tenant, db: Knex): Promise<void> => {
   const now = Date.now();
   const withQuota = items.filter((i) => Number((i.attributes as Attributes)?.quota_lifetime) > 0 && ['views', 'clicks'].includes(String((i.attributes as Attributes)?.quota_type)));
   let countsRead = false;
@@ -113,7 +111,7 @@ async function scheduleStatus(items: Resource[], tenant: Tenant, db: Knex): Prom
     try {
       const rows = (await db('resources')
         .select('id', db.raw("attributes->>'schedule' as schedule"))
-        .where({ account_id: tenant.accountId, mode: tenant.mode, kind: 'placement' })
+        .where({ account_id: tenant.accountId, mode: tenant.mode, kind: placementKind })
         .whereRaw("attributes->>'schedule' = any(?)", [withQuota.map((i) => String(i.id))])) as { id: number; schedule: string }[];
       const scopes = withQuota.map((i) => ({ key: String(i.id), placements: rows.filter((r) => r.schedule === String(i.id)).map((r) => Number(r.id)), since: '' }));
       const totals = await reports.getDelivery({ account: tenant.accountId, scopes }, { metadata: tenantMetadata(tenant), idempotent: true, timeoutMs: 2000 });
@@ -143,9 +141,10 @@ async function scheduleStatus(items: Resource[], tenant: Tenant, db: Knex): Prom
     } else a.pacing = null;
     item.attributes = a;
   }
-}
+};
 
-const placement: KindHooks = {
+/** A placement goes into exactly one of a zone and a channel (display and VAST alike). */
+export const placement: KindHooks = {
   prepare(values, ctx) {
     const zone = values.zone !== undefined ? values.zone : (ctx.existing?.zone ?? null);
     const channel = values.channel !== undefined ? values.channel : (ctx.existing?.channel ?? null);
@@ -156,6 +155,8 @@ const placement: KindHooks = {
     }
   },
 };
+
+const schedule: KindHooks = { prepare: prepareSchedule, decorate: scheduleStatus('placement') };
 
 export const placementHooks: Record<string, KindHooks> = {
   schedule,

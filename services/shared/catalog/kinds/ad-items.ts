@@ -2,8 +2,8 @@ import type { FieldSpec, KindGroup, ResourceKind } from '../types';
 import { DISPLAY_AD_ITEM_KINDS, name, pixels, url, html, metadata } from './fields';
 
 /**
- * v2 ad items beyond the image and flash items shared with v1: custom HTML, native, rich media and
- * VAST ad items, and companion products. Field names, types and enums follow spec section 2.2 and,
+ * v2 ad items beyond the image and flash items shared with v1: custom HTML, native and rich media
+ * ad items, and companion products (VAST ad items are video.ts's). Field names, types and enums follow spec section 2.2 and,
  * where it says "not shown", the reference OpenAPI.
  */
 
@@ -117,30 +117,7 @@ function companionProduct(parentKind: 'image_ad_item' | 'native_ad_item', segmen
 export const imageCompanionProduct = companionProduct('image_ad_item', 'image');
 export const nativeCompanionProduct = companionProduct('native_ad_item', 'native');
 
-export const vastAdItem: ResourceKind = {
-  kind: 'vast_ad_item',
-  service: 'inventory',
-  title: 'VAST ad item',
-  timestamps: { created: 'created_at', modified: 'updated_at' },
-  fields: {
-    name,
-    location: url,
-    ad_parameters: { type: 'string', maxLength: 65536, default: '' },
-    encode_parameters: { type: 'string', enum: ['none', 'xml', 'xml_reencode'], default: 'none' },
-    companion_display: { type: 'string', enum: ['any', 'all', 'none'], default: 'none' },
-    skippable: { type: 'boolean', default: false },
-    // "hh:mm:ss" or a whole percentage; both checked in services/inventory/hooks/.
-    skip_duration: { type: 'string', nullable: true, maxLength: 8, default: null },
-    duration: { type: 'string', required: true, maxLength: 8 },
-    use_wrapper: { type: 'boolean', default: false },
-    wrapper_url: { type: 'string', format: 'url', nullable: true, maxLength: 2048, default: null },
-    metadata,
-    companions: { type: 'array', default: [], maxLength: 50, items: { type: 'integer', min: 1 } },
-  },
-  views: { v2: { object: 'vast_ad_item', path: '/v2/vast-ad-items' } },
-};
-
-export const kinds: ResourceKind[] = [customHtmlAdItem, nativeAdItem, richMediaAdItem, imageCompanionProduct, nativeCompanionProduct, vastAdItem];
+export const kinds: ResourceKind[] = [customHtmlAdItem, nativeAdItem, richMediaAdItem, imageCompanionProduct, nativeCompanionProduct];
 
 export const groups: KindGroup[] = [
   { version: 'v2', path: '/v2/ad-items', kinds: [...DISPLAY_AD_ITEM_KINDS] },
