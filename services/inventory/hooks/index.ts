@@ -3,6 +3,7 @@ import { adItemHooks } from './ad-items';
 import { nativeHooks } from './native';
 import { placementHooks } from './placements';
 import { targetingHooks } from './targeting';
+import { vast4Hooks } from './vast-4';
 import { zoneAndCampaignHooks } from './zones-campaigns';
 
 /**
@@ -15,4 +16,5 @@ export const inventoryHooks: Record<string, KindHooks> = {
   ...nativeHooks,
   ...placementHooks,
   ...targetingHooks,
+  ...vast4Hooks,
 };
