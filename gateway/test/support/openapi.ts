@@ -143,3 +143,21 @@ export function referenceProblems(apiPath: string, method: string, body: unknown
 export function expectReferenceShape(apiPath: string, method: string, body: unknown, opts: ReferenceOptions = {}): void {
   expect({ path: `${method.toUpperCase()} ${apiPath}`, problems: referenceProblems(apiPath, method, body, opts) }).toEqual({ path: `${method.toUpperCase()} ${apiPath}`, problems: [] });
 }
+
+/**
+ * Jest assertion: the body fits one named schema of the reference's components. For shapes the
+ * reference defines but does not attach to a path, such as its errors (`request_parameter_error`,
+ * `error_resource_does_not_exist`), which its /vast/ paths leave out.
+ */
+export function expectReferenceSchema(name: string, body: unknown, opts: Omit<ReferenceOptions, 'status'> = {}): void {
+  if (!reference().components?.schemas?.[name]) throw new Error(`the reference OpenAPI has no schema ${name}`);
+  const nullableProps = opts.nullableProperties ?? true;
+  const key = `${nullableProps}:schema ${name}`;
+  let validate = compiled.get(key);
+  if (!validate) {
+    validate = ajvFor(nullableProps).compile({ $ref: `${DOC_ID}#/components/schemas/${name}` });
+    compiled.set(key, validate);
+  }
+  const problems = validate(strip(body, new Set(opts.ignore ?? []))) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || '(body)'} ${e.message}`);
+  expect({ schema: name, problems }).toEqual({ schema: name, problems: [] });
+}

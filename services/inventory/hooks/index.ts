@@ -4,6 +4,7 @@ import { nativeHooks } from './native';
 import { placementHooks } from './placements';
 import { targetingHooks } from './targeting';
 import { videoHooks } from './video';
+import { vast4Hooks } from './vast-4';
 import { zoneAndCampaignHooks } from './zones-campaigns';
 
 /**
@@ -17,4 +18,5 @@ export const inventoryHooks: Record<string, KindHooks> = {
   ...placementHooks,
   ...targetingHooks,
   ...videoHooks,
+  ...vast4Hooks,
 };
