@@ -19,6 +19,17 @@ const ad = async (api: Client) => (await post(api, '/v2/vast/ads', { name: 'Ad',
 const creative = async (api: Client, adId?: number) => (await post(api, '/v2/vast/creatives', { ad_id: adId ?? (await ad(api)) })).id as number;
 const linear = async (api: Client, creativeId?: number) => (await post(api, '/v2/vast/linears', { creative_id: creativeId ?? (await creative(api)), duration: '00:00:30' })).id as number;
 const resource = async (api: Client) => (await post(api, '/v2/vast/resources', { type: 'static', static_uri: 'https://cdn.example.com/r.png', static_type: 'image/png' })).id as number;
+/** The VAST 2/3 zone, channel, schedule and campaign a 4.2 ad is delivered through. */
+async function delivery(api: Client): Promise<{ zone: number; channel: number; schedule: number; campaign: number }> {
+  const publisher = (await post(api, '/v2/publishers', { name: 'P' })).id;
+  const advertiser = (await post(api, '/v2/advertisers', { name: 'A' })).id;
+  return {
+    zone: (await post(api, '/v2/vast-zones', { name: 'Z', publisher })).id,
+    channel: (await post(api, '/v2/vast-channels', { name: 'C' })).id,
+    schedule: (await post(api, '/v2/vast-schedules', {})).id,
+    campaign: (await post(api, '/v2/vast-campaigns', { name: 'C', advertiser })).id,
+  };
+}
 const icon = async (api: Client) => (await post(api, '/v2/vast/icons', { resources: [await resource(api)], width: 50, height: 50 })).id as number;
 
 /** Each kind: its path, a valid create body, a valid update, bodies refused, required fields. */
@@ -264,15 +275,15 @@ const CASES: Case[] = [
     path: '/v2/vast/placements',
     object: 'vast4_placement',
     ignore: ['priority'],
-    setup: async (api) => ({ ad: await ad(api) }),
-    // zone and schedule name VAST zones and schedules (plain ids until the VAST 2/3 kinds exist).
-    create: (n, s) => ({ advertisement: { id: s.ad, type: 'vast4_ad_item' }, zone: 100 + n, schedule: 7, cost: { cpm: 2.5 } }),
+    setup: async (api) => ({ ad: await ad(api), ...(await delivery(api)) }),
+    create: (_n, s) => ({ advertisement: { id: s.ad, type: 'vast4_ad_item' }, zone: s.zone, schedule: s.schedule, cost: { cpm: 2.5 } }),
     update: { active: false, priority: 'sponsorship', max_frequency: 3, max_frequency_period: 1, max_frequency_type: 'start' },
     invalid: [
       { body: { advertisement: { id: MISSING, type: 'vast4_ad_item' } }, field: 'advertisement' },
       { body: { advertisement: { id: 1, type: 'vast_ad_item' } }, field: 'advertisement' },
-      { body: { channel: 3 }, field: 'channel' },
+      { body: { channel: MISSING }, field: 'channel' },
       { body: { zone: 0 }, field: 'zone' },
+      { body: { schedule: MISSING }, field: 'schedule' },
       { body: { priority: 'urgent' }, field: 'priority' },
       { body: { max_frequency: 3 }, field: 'max_frequency_period' },
       { body: { max_frequency_type: 'click' }, field: 'max_frequency_type' },
@@ -285,13 +296,13 @@ const CASES: Case[] = [
     path: '/v2/vast/campaign-assignments',
     object: 'vast4_campaign_assignment',
     parent: 'ad_item',
-    setup: async (api) => ({ ad: await ad(api) }),
-    // campaign names a VAST campaign (a plain id until the VAST 2/3 kinds exist).
-    create: (n, s) => ({ ad_item: s.ad, campaign: 2568 + n }),
+    setup: async (api) => ({ ad: await ad(api), ...(await delivery(api)) }),
+    create: (_n, s) => ({ ad_item: s.ad, campaign: s.campaign }),
     update: { active: false },
     invalid: [
       { body: { ad_item: MISSING }, field: 'ad_item' },
       { body: { campaign: 0 }, field: 'campaign' },
+      { body: { campaign: MISSING }, field: 'campaign' },
       { body: { active: 'yes' }, field: 'active' },
     ],
     required: ['ad_item', 'campaign'],
@@ -365,6 +376,7 @@ describe('VAST 4.2 model specifics', () => {
     const cr = await creative(api, a);
     const li = await linear(api, cr);
     const res = await resource(api);
+    const d = await delivery(api);
     const below = [
       `/v2/vast/creatives/${cr}`,
       `/v2/vast/linears/${li}`,
@@ -375,8 +387,8 @@ describe('VAST 4.2 model specifics', () => {
       `/v2/vast/mezzanines/${(await post(api, '/v2/vast/mezzanines', { linear_id: li })).id}`,
       `/v2/vast/closed-caption-files/${(await post(api, '/v2/vast/closed-caption-files', { linear_id: li })).id}`,
       `/v2/vast/interactive-creative-files/${(await post(api, '/v2/vast/interactive-creative-files', { linear_id: li })).id}`,
-      `/v2/vast/placements/${(await post(api, '/v2/vast/placements', { advertisement: { id: a, type: 'vast4_ad_item' }, channel: 4, schedule: 5 })).id}`,
-      `/v2/vast/campaign-assignments/${(await post(api, '/v2/vast/campaign-assignments', { ad_item: a, campaign: 6 })).id}`,
+      `/v2/vast/placements/${(await post(api, '/v2/vast/placements', { advertisement: { id: a, type: 'vast4_ad_item' }, channel: d.channel, schedule: d.schedule })).id}`,
+      `/v2/vast/campaign-assignments/${(await post(api, '/v2/vast/campaign-assignments', { ad_item: a, campaign: d.campaign })).id}`,
     ];
     const otherCreative = await creative(api, other);
     const kept = [`/v2/vast/ads/${other}`, `/v2/vast/creatives/${otherCreative}`, `/v2/vast/resources/${res}`];
@@ -408,8 +420,9 @@ describe('VAST 4.2 model specifics', () => {
     expect(expanded.body.ad_id).toEqual([a]);
     const mf = await post(api, '/v2/vast/media-files', { linear_id: await linear(api, cr.id) });
     expect(mf).toMatchObject({ delivery: 'progressive', media_type: '2D', video_creative_id: null, file_uri: null, scalable: false });
-    const p = await post(api, '/v2/vast/placements', { advertisement: { id: a.id, type: 'vast4_ad_item' }, zone: 1, schedule: 2 });
-    expect(p).toMatchObject({ advertisement: { id: a.id, type: 'vast4_ad_item' }, zone: 1, channel: null, active: true, priority: 'standard', serve_method: 'weight', use_channel_priority: false });
+    const d = await delivery(api);
+    const p = await post(api, '/v2/vast/placements', { advertisement: { id: a.id, type: 'vast4_ad_item' }, zone: d.zone, schedule: d.schedule });
+    expect(p).toMatchObject({ advertisement: { id: a.id, type: 'vast4_ad_item' }, zone: d.zone, channel: null, active: true, priority: 'standard', serve_method: 'weight', use_channel_priority: false });
     expect((await post(api, '/v2/vast/companions', { creative_id: cr.id, resources: [await resource(api)] })).pixel_ratio).toBe(1);
   });
 
@@ -430,12 +443,13 @@ describe('VAST 4.2 model specifics', () => {
     paramFor(expectError(await api.put(l.body.self, { skip_offset_type: 'percentage', skip_offset: '00:00:05' }), 400, 'v2'), 'skip_offset');
     // A placement: zone or channel, not both, not neither; its serve method is set once.
     const a = await ad(api);
-    const neither = await api.post('/v2/vast/placements', { advertisement: { id: a, type: 'vast4_ad_item' }, schedule: 2 });
+    const d = await delivery(api);
+    const neither = await api.post('/v2/vast/placements', { advertisement: { id: a, type: 'vast4_ad_item' }, schedule: d.schedule });
     expect(paramFor(expectError(neither, 400, 'v2'), 'zone').type).toBe('missing_field');
-    const both = await api.post('/v2/vast/placements', { advertisement: { id: a, type: 'vast4_ad_item' }, schedule: 2, zone: 1, channel: 1 });
+    const both = await api.post('/v2/vast/placements', { advertisement: { id: a, type: 'vast4_ad_item' }, schedule: d.schedule, zone: d.zone, channel: d.channel });
     paramFor(expectError(both, 400, 'v2'), 'channel');
-    const p = await post(api, '/v2/vast/placements', { advertisement: { id: a, type: 'vast4_ad_item' }, schedule: 2, channel: 1, serve_method: 'auction' });
+    const p = await post(api, '/v2/vast/placements', { advertisement: { id: a, type: 'vast4_ad_item' }, schedule: d.schedule, channel: d.channel, serve_method: 'auction' });
     expect(paramFor(expectError(await api.put(p.self, { serve_method: 'weight' }), 400, 'v2'), 'serve_method').type).toBe('read_only');
-    expect((await api.put(p.self, { channel: null, zone: 9 })).body).toMatchObject({ zone: 9, channel: null, serve_method: 'auction' });
+    expect((await api.put(p.self, { channel: null, zone: d.zone })).body).toMatchObject({ zone: d.zone, channel: null, serve_method: 'auction' });
   });
 });

@@ -325,11 +325,9 @@ export const vast4Companion: ResourceKind = {
   views: { v2: { object: 'vast4_companion', path: '/v2/vast/companions' } },
 };
 
-/**
- * VAST ids of the 2/3 model (vast zones, channels, schedules, campaigns), which has no catalog kinds
- * yet: plain ids until it has, then references.
- */
-const vastId = (required: boolean): FieldSpec => (required ? { type: 'integer', required, min: 1 } : { type: 'integer', nullable: true, min: 1, default: null });
+/** Zones, channels, schedules and campaigns of the VAST 2/3 model (video.ts), which 4.2 ads are delivered through. */
+const vastRef = (ref: string, required: boolean): FieldSpec =>
+  required ? { type: 'ref', ref, required, onRefDelete: 'delete' } : { type: 'ref', ref, nullable: true, default: null, onRefDelete: 'delete' };
 
 export const vast4Placement: ResourceKind = {
   kind: 'vast4_placement',
@@ -339,10 +337,9 @@ export const vast4Placement: ResourceKind = {
     // The reference's advertisement object: here always a 4.2 ad, which takes its placements along.
     advertisement: { type: 'typed_ref', refKinds: ['vast4_ad'], required: true, parent: true },
     // A VAST zone or a VAST channel, exactly one of the two (hooks).
-    zone: vastId(false),
-    channel: vastId(false),
-    // A VAST schedule.
-    schedule: vastId(true),
+    zone: vastRef('vast_zone', false),
+    channel: vastRef('vast_channel', false),
+    schedule: vastRef('vast_schedule', true),
     active: { type: 'boolean', default: true },
     cost: { type: 'object', nullable: true, default: null, closed: true, properties: { fixed_cost: money, cpm: money, cpc: money, cpa: money } },
     payout: {
@@ -373,8 +370,7 @@ export const vast4CampaignAssignment: ResourceKind = {
   fields: {
     active: { type: 'boolean', default: true },
     ad_item: parentRef('vast4_ad'),
-    // A VAST campaign.
-    campaign: vastId(true),
+    campaign: vastRef('vast_campaign', true),
   },
   views: { v2: { object: 'vast4_campaign_assignment', path: '/v2/vast/campaign-assignments' } },
 };
