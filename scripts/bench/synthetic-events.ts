@@ -58,6 +58,8 @@ export function syntheticBatch(o: SyntheticOptions, start: number, count: number
       currency: 'USD',
       conversionValue: '',
       conversionReference: '',
+      vast: false,
+      videoEvent: '',
     });
   }
   return out;
