@@ -56,8 +56,8 @@ const VIDEO_KIND = EventKind.VIDEO;
 
 // The raw insert keeps only events not yet stored; the rollup upsert adds exactly those rows, in one
 // statement (one transaction). Rollup rows are upserted in key order so concurrent batches (two
-// replicas) lock them in the same order and never deadlock on each other; every batch also visits the
-// tables in the same order (the CTEs below, run in turn).
+// replicas) lock them in the same order and never deadlock on each other; every batch is this one
+// statement, so it locks the tables (named in this order) and runs the upserts in one fixed order too.
 // Money per event: cpm costs price/1000 per impression, cpc price per click, cpa price per conversion;
 // flat pricing is paid per period rather than per event, so its events carry no amount.
 const INGEST_SQL = `

@@ -39,7 +39,7 @@ export async function rebuildRollups(knex: Knex, req: RebuildRollupsRequest, now
   const fromTs = new Date(from);
   const toTs = new Date(to);
   return knex.transaction(async (tx) => {
-    // In ingestion's table order, so a batch waiting on one of them holds none of the others.
+    // In the order ingestion's statement names them, so neither waits on a table while holding a later one.
     await tx.raw('lock table event_rollups, event_rollups_hourly, video_rollups, video_rollups_hourly in share row exclusive mode');
     for (const t of ['event_rollups', 'event_rollups_hourly', 'video_rollups', 'video_rollups_hourly']) {
       await tx(t).where('bucket', '>=', fromTs).where('bucket', '<', toTs).delete();
