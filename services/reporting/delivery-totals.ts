@@ -11,6 +11,7 @@ const QUARTER_HOUR = 15 * 60_000;
  * Impressions and clicks counted for groups of placements, lifetime or since an instant: the durable
  * truth of delivery goals, read from the rollups that reports read (every event once). A lifetime
  * total sums the hourly rollup; a day's total the 15-minute one, whose buckets every IANA day starts on.
+ * Display and VAST rows alike (no `vast` filter): a VAST placement's goal counts its impressions too.
  */
 export async function deliveryTotals(knex: Knex, q: DeliveryQuery): Promise<DeliveryTotals> {
   if (!(q.account > 0)) throw fail.badRequest('account must be a positive id.');

@@ -54,10 +54,11 @@ export async function listEventDetails(knex: Knex, tenant: Tenant, q: EventDetai
   const range = parseRange(q, errors, now);
   errors.throwIfAny();
   const page: EventDetailsPage = { data: [], hasMore: false, from: formatInZone(range!.zone, range!.from), to: formatInZone(range!.zone, range!.to), timezone: range!.zone };
-  if (tenant.mode !== 'live' || q.vast) return page;
+  if (tenant.mode !== 'live') return page;
   const qb = knex('serving_events')
     .select('id', 'occurred_at', 'publisher_id', 'zone_id', 'advertiser_id', 'campaign_id', 'ad_item_id', 'placement_id', 'ip', 'user_agent', 'referrer', 'country', knex.raw('conversion_value::text as conversion_value'), 'conversion_reference', 'decision', 'region', 'city')
-    .where({ account_id: tenant.accountId, kind: KIND_CODE[q.kind] })
+    // `vast` picks VAST decisions' events, or (false) display ones only.
+    .where({ account_id: tenant.accountId, kind: KIND_CODE[q.kind], vast: q.vast })
     .where('occurred_at', '>=', new Date(range!.from))
     .where('occurred_at', '<', new Date(range!.to))
     .orderBy([{ column: 'occurred_at', order: 'desc' }, { column: 'id', order: 'desc' }])
@@ -79,9 +80,10 @@ export async function listEventDetails(knex: Knex, tenant: Tenant, q: EventDetai
   return page;
 }
 
-export const LOG_TYPES: Record<string, number | undefined> = {
-  display_impressions: 2, display_clicks: 3, display_conversions: 4, display_blanks: undefined,
-  vast_impressions: undefined, vast_clicks: undefined, vast_actions: undefined, vast_interactions: undefined, vast_blanks: undefined,
+/** Each log type's events: kind and whether of VAST decisions; undefined for logs nothing records. */
+export const LOG_TYPES: Record<string, { kind: number; vast: boolean } | undefined> = {
+  display_impressions: { kind: 2, vast: false }, display_clicks: { kind: 3, vast: false }, display_conversions: { kind: 4, vast: false }, display_blanks: undefined,
+  vast_impressions: { kind: 2, vast: true }, vast_clicks: { kind: 3, vast: true }, vast_actions: undefined, vast_interactions: undefined, vast_blanks: undefined,
 };
 const MAX_LOG_DAYS = 31;
 const MAX_LOG_ROWS = 1_000_000;
@@ -120,8 +122,8 @@ export function parseLogRange(q: EventLogQuery, now = Date.now()): { logType: st
 }
 
 /**
- * Raw events of one log type as CSV, one row per event with its UTC hour, oldest first. Blanks and VAST
- * logs hold no rows: serving records neither yet.
+ * Raw events of one log type as CSV, one row per event with its UTC hour, oldest first. Blanks, VAST
+ * actions and interactions hold no rows: nothing records them yet.
  */
 export async function exportEventLog(knex: Knex, tenant: Tenant, q: EventLogQuery, now = Date.now()): Promise<EventLogExport> {
   const { logType, from, to } = parseLogRange(q, now);
@@ -130,12 +132,12 @@ export async function exportEventLog(knex: Knex, tenant: Tenant, q: EventLogQuer
   if (q.listOnly) return { csv: '', rows: 0, days };
   const header = ['event_id', 'hour', 'occurred_at', 'publisher', 'zone', 'advertiser', 'campaign', 'ad_item', 'placement', 'ip', 'country', 'referrer', 'user_agent', 'pricing_model', 'price', 'currency', 'cost', 'conversion_value', 'conversion_reference'];
   const lines = [header.join(',')];
-  const kind = LOG_TYPES[logType];
-  if (kind !== undefined && tenant.mode === 'live') {
+  const selected = LOG_TYPES[logType];
+  if (selected !== undefined && tenant.mode === 'live') {
     const rows = await knex('serving_events')
       .select('id', 'occurred_at', 'publisher_id', 'zone_id', 'advertiser_id', 'campaign_id', 'ad_item_id', 'placement_id', 'ip', 'country', 'referrer', 'user_agent', 'pricing_model',
         knex.raw('price::text as price'), 'currency', knex.raw('amount::text as amount'), knex.raw('conversion_value::text as conversion_value'), 'conversion_reference')
-      .where({ account_id: tenant.accountId, kind })
+      .where({ account_id: tenant.accountId, kind: selected.kind, vast: selected.vast })
       .where('occurred_at', '>=', new Date(from))
       .where('occurred_at', '<', new Date(to))
       .orderBy([{ column: 'occurred_at' }, { column: 'id' }])

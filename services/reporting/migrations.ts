@@ -12,6 +12,9 @@ import { RESOURCE_MIGRATIONS } from '../shared/resource-store';
  *   advertiser, campaign, ad item, placement, assignment, currency): counts and money. `amount` is what
  *   the events cost the advertiser under the placement's pricing (cpm per impression, cpc per click, cpa
  *   per conversion), as numeric; ids are 0 where an event carries none, so the key never holds nulls.
+ *   Since 0007 the key also holds `vast` (the decision answered a VAST request).
+ * - `video_rollups` / `video_rollups_hourly`: VAST players' tracking events (kind VIDEO) per bucket, per
+ *   the same ids (no currency: they carry no money) and per event name.
  * - `reporting_leases`: one row per singleton job (retention sweep), claimed with an expiry.
  */
 export const migrations: Migration[] = [
@@ -139,6 +142,39 @@ export const migrations: Migration[] = [
     async up(db) {
       await db.raw('alter table serving_events add column geo_target_id bigint not null default 0');
       await db.raw('create index serving_events_geo_target on serving_events (account_id, occurred_at) where geo_target_id <> 0');
+    },
+  },
+  {
+    // VAST decisions' events. The rollups key on `vast` so display and VAST reports each read their own
+    // rows while delivery totals and traffic keep summing both; every existing row is display. Video
+    // events (kind 5) are counted in their own rollups, one row per event name, at both widths.
+    name: '0007_reporting_vast_events',
+    async up(db) {
+      await db.raw("alter table serving_events add column vast boolean not null default false, add column video_event text not null default ''");
+      for (const t of ['event_rollups', 'event_rollups_hourly']) {
+        await db.raw(`alter table ${t} add column vast boolean not null default false`);
+        await db.raw(`alter table ${t} drop constraint ${t}_pkey`);
+        await db.raw(`alter table ${t} add primary key
+          (account_id, bucket, publisher_id, zone_id, advertiser_id, campaign_id, ad_item_id, placement_id, assignment_id, channel_id, currency, vast)`);
+      }
+      for (const t of ['video_rollups', 'video_rollups_hourly']) {
+        await db.raw(`
+          create table ${t} (
+            bucket timestamptz not null,
+            account_id bigint not null,
+            publisher_id bigint not null,
+            zone_id bigint not null,
+            advertiser_id bigint not null,
+            campaign_id bigint not null,
+            ad_item_id bigint not null,
+            placement_id bigint not null,
+            assignment_id bigint not null,
+            channel_id bigint not null,
+            event text not null,
+            count bigint not null default 0,
+            primary key (account_id, bucket, publisher_id, zone_id, advertiser_id, campaign_id, ad_item_id, placement_id, assignment_id, channel_id, event)
+          )`);
+      }
     },
   },
 ];

@@ -4,6 +4,7 @@ import type { Tenant } from '../shared/tenant';
 import { divide, formatDecimal, parseDecimal } from '../shared/decimal';
 import { PERIODS, ParamErrors, REPORT_TYPES, VAST_REPORT_TYPES, checkedIds, parseEnum, parseRange, type TimeRange } from './report-params';
 import { formatInZone, periodStarts, type Period } from '../shared/timezones';
+import { videoTotals } from './video-events';
 
 /** Rollup column holding the id a report type groups by; types without one answer no rows yet. */
 const ENTITY_COLUMN: Record<string, string | undefined> = {
@@ -36,6 +37,8 @@ export interface ParsedReport {
   excludeChannelStats: boolean;
   requireChannelStats: boolean;
   vast: boolean;
+  /** Entities are placements, whatever the type (the VAST 4 report). */
+  byPlacement: boolean;
   /** Filtered by text ads or popups, which are never recorded: nothing matches. */
   unrecordedFilter: boolean;
 }
@@ -65,7 +68,7 @@ export function parseReportQuery(q: ReportQuery, opts: { periodRequired?: boolea
     unrecordedFilter: q.textads.length + q.popups.length > 0,
   };
   errors.throwIfAny();
-  return { type: type!, period, range: range!, vast: q.vast, ...parsed };
+  return { type: type!, period, range: range!, vast: q.vast, byPlacement: q.byPlacement, ...parsed };
 }
 
 interface RollupRow {
@@ -84,13 +87,35 @@ interface RollupRow {
   zone_id?: number;
 }
 
-/** Counts plus money per currency, summed exactly. */
+/** A video rollup row: one event name's count. */
+interface VideoRow {
+  entity: number;
+  p: number;
+  event: string;
+  count: number;
+  placement_id?: number;
+  assignment_id?: number;
+  ad_item_id?: number;
+  campaign_id?: number;
+  zone_id?: number;
+}
+
+type BreakdownKey = Pick<RollupRow, (typeof BREAKDOWN_COLUMNS)[number]>;
+
+/** Counts plus money per currency, summed exactly; a VAST report's also the video events. */
 class Tally {
   responses = 0;
   impressions = 0;
   clicks = 0;
   conversions = 0;
   readonly money = new Map<string, bigint>();
+  readonly video = new Map<string, number>();
+
+  constructor(readonly vast = false) {}
+
+  addVideo(r: VideoRow): void {
+    this.video.set(r.event, (this.video.get(r.event) ?? 0) + Number(r.count));
+  }
 
   add(r: RollupRow): void {
     this.responses += Number(r.responses);
@@ -103,12 +128,12 @@ class Tally {
   totals(): Totals {
     const cost: Money[] = [...this.money.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([currency, v]) => ({ currency, amount: formatDecimal(v, 9) }));
     const t = { responses: this.responses, impressions: this.impressions, clicks: this.clicks, conversions: this.conversions, cost };
-    return { ...t, financials: financialsOf(t) };
+    return { ...t, financials: financialsOf(t), video: this.vast ? videoTotals(this.video, this.impressions) : undefined };
   }
 }
 
 /** What a cost means to each party, and its effective rates, per currency. */
-export function financialsOf(t: Omit<Totals, 'financials'>): Financials {
+export function financialsOf(t: Pick<Totals, 'impressions' | 'clicks' | 'conversions' | 'cost'>): Financials {
   const per = (f: (cost: bigint) => bigint): Money[] => t.cost.map((m) => ({ currency: m.currency, amount: formatDecimal(f(parseDecimal(m.amount)), 6) }));
   return {
     cost: per((c) => c),
@@ -159,10 +184,12 @@ export function applyFilters(qb: Knex.QueryBuilder, tenant: Tenant, r: ParsedRep
  */
 export async function buildReport(knex: Knex, tenant: Tenant, r: ParsedReport): Promise<Report> {
   const starts = periodStarts(r.range.zone, r.period, r.range.from, r.range.to);
-  const column = ENTITY_COLUMN[r.type];
+  const column = r.byPlacement ? 'placement_id' : ENTITY_COLUMN[r.type];
   let rows: RollupRow[] = [];
-  // VAST events are not recorded yet (serving answers display ads only), and test mode records none.
-  if (column && !r.vast && !r.unrecordedFilter && tenant.mode === 'live') {
+  let videoRows: VideoRow[] = [];
+  const tally = () => new Tally(r.vast);
+  // Test mode records nothing.
+  if (column && !r.unrecordedFilter && tenant.mode === 'live') {
     // Hourly rows when every boundary falls on a whole hour (UTC and whole-hour zones), quarter hours otherwise.
     const hourly = [...starts, r.range.to].every((t) => t % 3600_000 === 0);
     const raw = RAW_TYPES.has(r.type);
@@ -178,39 +205,60 @@ export async function buildReport(knex: Knex, tenant: Tenant, r: ParsedReport): 
         ),
       );
     applyFilters(qb, tenant, r, time);
-    if (r.type !== 'overview') qb.whereNot(column, 0);
+    // Display reports leave VAST decisions' events out; VAST reports read only those.
+    qb.where('vast', r.vast);
+    if (raw) qb.whereNot('kind', 5);
+    const entityOnly = r.type !== 'overview' || r.byPlacement;
+    if (entityOnly) qb.whereNot(column, 0);
     qb.groupByRaw('1, 2, 3');
     if (r.breakdown) {
       qb.select(...BREAKDOWN_COLUMNS);
       qb.groupBy(...BREAKDOWN_COLUMNS);
     }
-    rows = await qb;
+    // VAST types all have a rollup column (RAW_TYPES are display-only).
+    const vq = r.vast && !raw
+      ? knex(hourly ? 'video_rollups_hourly' : 'video_rollups')
+        .select(knex.raw(`${column} as entity`), knex.raw('width_bucket(bucket, ?::timestamptz[]) as p', [starts.map((s) => new Date(s).toISOString())]), 'event', knex.raw('sum(count) as count'))
+      : undefined;
+    if (vq) {
+      applyFilters(vq, tenant, r);
+      if (entityOnly) vq.whereNot(column, 0);
+      vq.groupByRaw('1, 2, 3');
+      if (r.breakdown) {
+        vq.select(...BREAKDOWN_COLUMNS);
+        vq.groupBy(...BREAKDOWN_COLUMNS);
+      }
+    }
+    [rows, videoRows] = await Promise.all([qb, vq ?? Promise.resolve([])]);
   }
 
-  const entities = new Map<number, { summary: Tally; periods: Tally[]; pairs: Map<string, { key: RollupRow; summary: Tally; periods: Map<number, Tally> }> }>();
+  const entities = new Map<number, { summary: Tally; periods: Tally[]; pairs: Map<string, { key: BreakdownKey; summary: Tally; periods: Map<number, Tally> }> }>();
   const entity = (id: number) => {
     let e = entities.get(id);
-    if (!e) entities.set(id, (e = { summary: new Tally(), periods: starts.map(() => new Tally()), pairs: new Map() }));
+    if (!e) entities.set(id, (e = { summary: tally(), periods: starts.map(() => tally()), pairs: new Map() }));
     return e;
   };
   // The overview always has its one row (the account), zero when nothing happened.
-  if (r.type === 'overview') entity(tenant.accountId);
-  for (const row of rows) {
+  if (r.type === 'overview' && !r.byPlacement) entity(tenant.accountId);
+  // Every tally a row adds to: its entity's summary and period, and its pair's when broken down.
+  const tallies = (row: RollupRow | VideoRow): Tally[] => {
     const e = entity(Number(row.entity));
     const p = Number(row.p) - 1;
-    e.summary.add(row);
-    e.periods[p]?.add(row);
+    const out = [e.summary];
+    if (e.periods[p]) out.push(e.periods[p]);
     if (r.breakdown) {
       const key = BREAKDOWN_COLUMNS.map((c) => row[c]).join(':');
       let pair = e.pairs.get(key);
-      if (!pair) e.pairs.set(key, (pair = { key: row, summary: new Tally(), periods: new Map() }));
-      pair.summary.add(row);
-      if (!pair.periods.has(p)) pair.periods.set(p, new Tally());
-      pair.periods.get(p)!.add(row);
+      if (!pair) e.pairs.set(key, (pair = { key: row, summary: tally(), periods: new Map() }));
+      if (!pair.periods.has(p)) pair.periods.set(p, tally());
+      out.push(pair.summary, pair.periods.get(p)!);
     }
-  }
+    return out;
+  };
+  for (const row of rows) for (const t of tallies(row)) t.add(row);
+  for (const row of videoRows) for (const t of tallies(row)) t.addVideo(row);
 
-  const breakdownRow = (k: RollupRow, t: Tally): BreakdownRow => ({
+  const breakdownRow = (k: BreakdownKey, t: Tally): BreakdownRow => ({
     placement: Number(k.placement_id), assignment: Number(k.assignment_id), adItem: Number(k.ad_item_id), campaign: Number(k.campaign_id), zone: Number(k.zone_id), totals: t.totals(),
   });
   const data: ReportEntity[] = [...entities.entries()]
@@ -239,13 +287,15 @@ export async function buildReport(knex: Knex, tenant: Tenant, r: ParsedReport): 
 export async function buildGeoSummary(knex: Knex, tenant: Tenant, r: ParsedReport): Promise<Report> {
   const column = ENTITY_COLUMN[r.type];
   let rows: (RollupRow & { country: string })[] = [];
-  if (column && !r.vast && !r.unrecordedFilter && tenant.mode === 'live') {
+  if (column && !r.unrecordedFilter && tenant.mode === 'live') {
     const qb = knex('serving_events')
       .select(knex.raw(`${column} as entity`), 'country', 'currency')
       .select(knex.raw(`count(*) filter (where kind = 1) as responses, count(*) filter (where kind = 2) as impressions,
         count(*) filter (where kind = 3) as clicks, count(*) filter (where kind = 4) as conversions, sum(amount)::text as amount`))
       .where('account_id', tenant.accountId).where('occurred_at', '>=', new Date(r.range.from)).where('occurred_at', '<', new Date(r.range.to))
-      .whereNot('country', '');
+      .whereNot('country', '')
+      .where('vast', r.vast)
+      .whereNot('kind', 5);
     for (const [col, ids] of Object.entries(r.filters)) if (ids.length) qb.whereIn(col, ids);
     if (r.type !== 'overview') qb.whereNot(column, 0);
     qb.groupByRaw('1, 2, 3');
@@ -257,11 +307,11 @@ export async function buildGeoSummary(knex: Knex, tenant: Tenant, r: ParsedRepor
     const id = Number(row.entity);
     if (!byEntity.has(id)) byEntity.set(id, new Map());
     const countries = byEntity.get(id)!;
-    if (!countries.has(row.country)) countries.set(row.country, new Tally());
+    if (!countries.has(row.country)) countries.set(row.country, new Tally(r.vast));
     countries.get(row.country)!.add(row);
   }
   const data: ReportEntity[] = [...byEntity.entries()].sort(([a], [b]) => a - b).map(([id, countries]) => {
-    const total = new Tally();
+    const total = new Tally(r.vast);
     for (const row of rows) if (Number(row.entity) === id) total.add(row);
     return {
       id, summary: total.totals(), breakdown: [],

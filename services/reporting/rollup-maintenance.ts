@@ -3,7 +3,7 @@ import type { RebuildRollupsRequest, RebuildRollupsResponse } from '../../proto/
 import { workerId } from '../shared/lease-queue';
 import { envInt } from '../shared/config';
 import { ParamErrors } from './report-params';
-import { rollupUpsert } from './events-ingest';
+import { rollupUpsert, videoRollupUpsert } from './events-ingest';
 import { errorFields, log } from '../shared/log';
 
 const HOUR = 3600_000;
@@ -39,14 +39,18 @@ export async function rebuildRollups(knex: Knex, req: RebuildRollupsRequest, now
   const fromTs = new Date(from);
   const toTs = new Date(to);
   return knex.transaction(async (tx) => {
-    await tx.raw('lock table event_rollups, event_rollups_hourly in share row exclusive mode');
-    await tx('event_rollups').where('bucket', '>=', fromTs).where('bucket', '<', toTs).delete();
-    await tx('event_rollups_hourly').where('bucket', '>=', fromTs).where('bucket', '<', toTs).delete();
+    // In the order ingestion's statement names them, so neither waits on a table while holding a later one.
+    await tx.raw('lock table event_rollups, event_rollups_hourly, video_rollups, video_rollups_hourly in share row exclusive mode');
+    for (const t of ['event_rollups', 'event_rollups_hourly', 'video_rollups', 'video_rollups_hourly']) {
+      await tx(t).where('bucket', '>=', fromTs).where('bucket', '<', toTs).delete();
+    }
     const res = await tx.raw(
       `with src as (select * from serving_events where occurred_at >= ? and occurred_at < ?),
          up as (${rollupUpsert('src', 'event_rollups')} returning 1),
-         up_hourly as (${rollupUpsert('src', 'event_rollups_hourly')} returning 1)
-       select (select count(*) from src)::int as events, (select count(*) from up)::int as rollup_rows`,
+         up_hourly as (${rollupUpsert('src', 'event_rollups_hourly')} returning 1),
+         up_video as (${videoRollupUpsert('src', 'video_rollups')} returning 1),
+         up_video_hourly as (${videoRollupUpsert('src', 'video_rollups_hourly')} returning 1)
+       select (select count(*) from src)::int as events, (select count(*) from up)::int + (select count(*) from up_video)::int as rollup_rows`,
       [fromTs, toTs],
     );
     const row = (res as { rows: { events: number; rollup_rows: number }[] }).rows[0];

@@ -31,6 +31,7 @@ export async function traffic(knex: Knex, tenant: Tenant, q: TrafficQuery): Prom
   const from = hourInstant(q.from, 'from');
   const to = hourInstant(q.to, 'to');
   if (to <= from || to - from > 400 * 24 * HOUR) throw fail.invalid([{ field: 'to', type: 'invalid_value', message: "'to' must come after 'from', at most 400 days later." }]);
+  // Display and VAST traffic alike: a zone's history is every request it answered.
   // Test mode records no events: its history is empty.
   if (tenant.mode !== 'live') return { hours: [] };
   const rows = (await knex('event_rollups_hourly')

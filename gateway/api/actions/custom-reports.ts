@@ -13,7 +13,7 @@ const VAST = '/v2/vast-custom-reports';
 /** The contract's name for display configurations; the same resources as the reference's path. */
 const DISPLAY_ALIAS = '/v2/custom-reports';
 
-function generatedOut(g: GeneratedReport, base: string, single: boolean) {
+function generatedOut(g: GeneratedReport, base: string, single: boolean, vast: boolean) {
   const self = g.schedule ? `${base}/${g.configuration}/schedules/${g.schedule}/generated/${g.id}` : `${base}/${g.configuration}/generated/${g.id}`;
   return {
     object: 'generated_report_configuration',
@@ -31,7 +31,7 @@ function generatedOut(g: GeneratedReport, base: string, single: boolean) {
     active_recipients: [],
     removed_recipients: [],
     display_as: { details: g.displayDetails, summary: g.displaySummary },
-    ...(single && g.report ? { report: reportOut(g.report, self) } : {}),
+    ...(single && g.report ? { report: reportOut(g.report, self, vast) } : {}),
   };
 }
 
@@ -54,7 +54,7 @@ export function customReportActions(router: Router): void {
     documentedRoute(router, { method: 'post', path: `${base}/:id/generate`, summary: 'Queue a generation of a report configuration', tag, pathParams: ids, response: { schema: generated } }, async (req, res) => {
       const configuration = parseId(req.params.id as string, 'report configuration');
       const g = await asCaller(ctxOf(res), (metadata) => customReports.generate({ configuration, vast }, { metadata }));
-      res.json(generatedOut(g, base, false));
+      res.json(generatedOut(g, base, false, vast));
     });
     const list = (withConfiguration: boolean, withSchedule: boolean) => async (req: Request, res: Response) => {
       const lp = parseListParams(req);
@@ -66,7 +66,7 @@ export function customReportActions(router: Router): void {
         schedule: withSchedule ? parseId(req.params.sid as string, 'report configuration schedule') : 0,
         vast, limit: lp.limit, offset: lp.offset, ids: lp.ids,
       }, { idempotent: true, metadata }));
-      res.json({ object: 'list', has_more: list.hasMore, limit: lp.limit, offset: lp.offset, url: req.path, data: list.items.map((g) => generatedOut(g, base, false)) });
+      res.json({ object: 'list', has_more: list.hasMore, limit: lp.limit, offset: lp.offset, url: req.path, data: list.items.map((g) => generatedOut(g, base, false, vast)) });
     };
     const one = (withSchedule: boolean) => async (req: Request, res: Response) => {
       const g = await asCaller(ctxOf(res), (metadata) => customReports.getGenerated({
@@ -75,7 +75,7 @@ export function customReportActions(router: Router): void {
         id: parseId(req.params.gid as string, 'generated report'),
         vast,
       }, { idempotent: true, metadata }));
-      res.json(generatedOut(g, base, true));
+      res.json(generatedOut(g, base, true, vast));
     };
     const listed = (path: string, summary: string, handler: (req: Request, res: Response) => Promise<void>) =>
       documentedRoute(router, { method: 'get', path, summary, tag, pathParams: ids, query: listQuery, response: { listOf: generated } }, handler);

@@ -1,6 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import {
-  type BreakdownRow, type EventDetail, type Money, type Report, type ReportQuery, type Totals,
+  type BreakdownRow, type EventDetail, type Money, type Report, type ReportQuery, type Totals, VideoTotals,
 } from '../../../proto/gen/adserver/reporting/v1/reports';
 import type { ParameterError } from '../../../services/shared/catalog';
 import { QueryValues } from '../../../services/shared/query-values';
@@ -47,7 +47,7 @@ export function queryOf(req: Request, allowed: string[]): Record<string, string>
 }
 
 /** The report query as reporting's typed message: flags and id lists read here, once. */
-export function reportQueryOf(q: Record<string, string>, vast: boolean): ReportQuery {
+export function reportQueryOf(q: Record<string, string>, vast: boolean, byPlacement = false): ReportQuery {
   const v = new QueryValues();
   const query: ReportQuery = {
     type: q.type, period: q.period ?? '', preset: q.preset, from: q.from, to: q.to, timezone: q.timezone,
@@ -59,7 +59,7 @@ export function reportQueryOf(q: Record<string, string>, vast: boolean): ReportQ
     excludeCampaignAdItems: v.flag(q.exclude_campaign_ad_items ?? '', 'exclude_campaign_ad_items') ?? false,
     excludeChannelStats: v.flag(q.exclude_channel_stats ?? '', 'exclude_channel_stats') ?? false,
     requireChannelStats: v.flag(q.require_channel_stats ?? '', 'require_channel_stats') ?? false,
-    vast,
+    vast, byPlacement,
     textads: v.ids(q.textads ?? '', 'textads'), popups: v.ids(q.popups ?? '', 'popups'),
   };
   if (v.errors.length) throw apiErrors.invalid(v.errors);
@@ -73,36 +73,107 @@ function financialsOut(t: Totals) {
   return { cost: out(f.cost), payout: out(f.payout), revenue: out(f.revenue), e_cpm: out(f.eCpm), e_cpc: out(f.eCpc), e_cpa: out(f.eCpa) };
 }
 
+const NO_TOTALS: Totals = { responses: 0, impressions: 0, clicks: 0, conversions: 0, cost: [], financials: undefined, video: undefined };
+
 function countsOut(t: Totals | undefined, financials: boolean) {
-  const x: Totals = t ?? { responses: 0, impressions: 0, clicks: 0, conversions: 0, cost: [], financials: undefined };
+  const x = t ?? NO_TOTALS;
   return { responses: x.responses, impressions: x.impressions, clicks: x.clicks, conversions: x.conversions, ...(financials ? { financials: financialsOut(x) } : {}) };
 }
 
-function breakdownOut(b: BreakdownRow, financials: boolean) {
+/** The reference's vast_report_dataset: requests are the responses, and the players' tracking events. */
+function vastCountsOut(t: Totals | undefined, financials: boolean) {
+  const x = t ?? NO_TOTALS;
+  const v = x.video ?? VideoTotals.fromPartial({});
+  return {
+    requests: x.responses, impressions: x.impressions, clicks: x.clicks,
+    start: v.start, first_quartile: v.firstQuartile, midpoint: v.midpoint, third_quartile: v.thirdQuartile, complete: v.complete,
+    mute: v.mute, unmute: v.unmute, pause: v.pause, rewind: v.rewind, resume: v.resume, fullscreen: v.fullscreen, exit_fullscreen: v.exitFullscreen,
+    expand: v.expand, collapse: v.collapse, accept_invitation_linear: v.acceptInvitationLinear, close_linear: v.closeLinear, skip: v.skip,
+    companion_views_1: v.companionView1, companion_views_2: v.companionView2, companion_views_3: v.companionView3, companion_views_4: v.companionView4, companion_views_5: v.companionView5,
+    companion_clicks_1: v.companionClick1, companion_clicks_2: v.companionClick2, companion_clicks_3: v.companionClick3, companion_clicks_4: v.companionClick4, companion_clicks_5: v.companionClick5,
+    // Players fire creativeView for the ad they show; serving answers linear ads, so it counts as linear.
+    linear_creative_view: v.creativeView, non_linear_creative_view: 0,
+    conversions: x.conversions,
+    // Extension (not in the reference): complete / impressions, 0..1 to four places, 0 without impressions.
+    completion_rate: v.completionRate,
+    ...(financials ? { financials: financialsOut(x) } : {}),
+  };
+}
+
+type CountsOut = (t: Totals | undefined, financials: boolean) => object;
+
+function breakdownOut(b: BreakdownRow, financials: boolean, counts: CountsOut = countsOut) {
   return {
     placement: b.placement || null,
     ad_item: { type: 'ad_item', id: b.adItem },
     campaign: b.campaign ? { type: 'campaign', id: b.campaign } : null,
     zone: b.zone ? { type: 'standard_zone', id: b.zone } : null,
     ...(b.assignment ? { campaign_assignment: b.assignment } : {}),
-    ...countsOut(b.totals, financials),
+    ...counts(b.totals, financials),
   };
 }
 
-export function reportOut(r: Report, url: string) {
+/** A display report, or with `vast` the reference's vast_report_example_get (same entities, VAST datasets). */
+export function reportOut(r: Report, url: string, vast = false) {
+  const counts: CountsOut = vast ? vastCountsOut : countsOut;
+  const breakdown = (rows: BreakdownRow[]) => (r.breakdown ? { breakdown: rows.map((b) => breakdownOut(b, r.financials, counts)) } : {});
   return {
-    object: 'report',
+    object: vast ? 'vast-report' : 'report',
     url,
     data: r.data.map((e) => ({
       type: r.type,
       id: e.id,
-      ...(r.summary ? { summary: { ...countsOut(e.summary, r.financials), ...(r.breakdown ? { breakdown: e.breakdown.map((b) => breakdownOut(b, r.financials)) } : {}) } } : {}),
-      ...(r.details
-        ? { details: e.details.map((d) => ({ start_date: d.startDate, ...countsOut(d.totals, r.financials), ...(r.breakdown ? { breakdown: d.breakdown.map((b) => breakdownOut(b, r.financials)) } : {}) })) }
-        : {}),
+      ...(r.summary ? { summary: { ...counts(e.summary, r.financials), ...breakdown(e.breakdown) } } : {}),
+      ...(r.details ? { details: e.details.map((d) => ({ start_date: d.startDate, ...counts(d.totals, r.financials), ...breakdown(d.breakdown) })) } : {}),
     })),
     meta: { type: r.type, period: r.period, from: r.from, to: r.to, timezone: r.timezone },
   };
+}
+
+const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 ** places;
+
+/**
+ * The reference's VAST 4 report (vast4_report_example_get): one dataset per period and placement with
+ * any event. The reference gives money as single numbers: they are the row's one currency (named in
+ * the extension `currency`), null when a row mixes currencies (its `financials` extension, as in the
+ * VAST report, keeps every currency). Rollups hold cost, not the placement's rate, so cpm/cpc/cpa are
+ * the effective rates. What serving cannot tell apart (linear or non-linear clicks, VAST 4's `loaded`)
+ * is counted on the linear ad or left 0.
+ */
+export function vast4ReportOut(r: Report, url: string) {
+  const data = r.data.flatMap((e) => e.details.map((d) => ({ placement: e.id, date: d.startDate, t: d.totals ?? NO_TOTALS })))
+    .filter(({ t }) => t.responses + t.impressions + t.clicks + t.conversions > 0 || Object.entries(t.video ?? {}).some(([k, n]) => k !== 'completionRate' && n > 0))
+    .sort((a, b) => a.date.localeCompare(b.date) || a.placement - b.placement)
+    .map(({ placement, date, t }) => {
+      const v = t.video ?? VideoTotals.fromPartial({});
+      const companionViews = v.companionView1 + v.companionView2 + v.companionView3 + v.companionView4 + v.companionView5;
+      const companionClicks = v.companionClick1 + v.companionClick2 + v.companionClick3 + v.companionClick4 + v.companionClick5;
+      const f = t.financials;
+      const one = (list: Money[] | undefined) => (list?.length === 1 ? Number(list[0].amount) : list?.length ? null : 0);
+      return {
+        date, placement_id: placement,
+        clicks: t.clicks + companionClicks, impressions: t.impressions, conversions: t.conversions, requests: t.responses,
+        // Percent of impressions clicked, to two places.
+        ctr: t.impressions ? round((100 * (t.clicks + companionClicks)) / t.impressions, 2) : 0,
+        linear: {
+          loaded: 0, start: v.start, first_quartile: v.firstQuartile, midpoint: v.midpoint, third_quartile: v.thirdQuartile, complete: v.complete, progress: v.progress,
+          clicks: t.clicks, conversions: t.conversions, mute: v.mute, unmute: v.unmute, pause: v.pause, resume: v.resume, skip: v.skip,
+          player_expand: v.expand + v.fullscreen, player_collapse: v.collapse + v.exitFullscreen, not_used: 0, close_linear: v.closeLinear,
+        },
+        non_linear: {
+          creative_view: 0, clicks: 0, conversions: 0, ad_expand: 0, ad_collapse: 0, minimize: 0, close: v.close,
+          mute: 0, unmute: 0, pause: 0, resume: 0, skip: 0, player_expand: 0, player_collapse: 0, not_used: 0,
+        },
+        companion: { creative_view: companionViews, clicks: companionClicks, conversions: 0 },
+        revenue: one(f?.revenue), payout: one(f?.payout), cost: one(f?.cost),
+        cpm: one(f?.eCpm), cpc: one(f?.eCpc), cpa: one(f?.eCpa), e_cpm: one(f?.eCpm), e_cpc: one(f?.eCpc), e_cpa: one(f?.eCpa),
+        // Extensions: the money's currency (null: none or several), the completion rate, and money per currency.
+        currency: t.cost.length === 1 ? t.cost[0].currency : null,
+        completion_rate: v.completionRate,
+        ...(r.financials ? { financials: financialsOut(t) } : {}),
+      };
+    });
+  return { object: 'vast-report', url, data, meta: { type: r.type, period: r.period, from: r.from, to: r.to, timezone: r.timezone } };
 }
 
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
@@ -134,11 +205,17 @@ export function reportActions(router: Router): void {
   const getReport = (vast: boolean) => async (req: Request, res: Response) => {
     const q = queryOf(req, vast ? VAST_REPORT_PARAMS : REPORT_PARAMS);
     const report = await asCaller(ctxOf(res), (metadata) => reports.getReport(reportQueryOf(q, vast), { idempotent: true, timeoutMs: 30_000, metadata }));
-    res.json(reportOut(report, req.path));
+    res.json(reportOut(report, req.path, vast));
+  };
+  // The VAST 4 report lists periods by placement: reporting groups by placement, with details.
+  const getVast4Report = async (req: Request, res: Response) => {
+    const query = { ...reportQueryOf(queryOf(req, VAST_REPORT_PARAMS), true, true), details: true, breakdown: false };
+    const report = await asCaller(ctxOf(res), (metadata) => reports.getReport(query, { idempotent: true, timeoutMs: 30_000, metadata }));
+    res.json(vast4ReportOut(report, req.path));
   };
   documentedRoute(router, { method: 'get', path: '/v2/reports', summary: 'A delivery report (impressions, clicks, conversions, optionally money) over a period', tag: 'reports', query: namedQuery(REPORT_PARAMS, REPORT_FLAGS), response: { schema: { type: 'object' } } }, getReport(false));
   documentedRoute(router, { method: 'get', path: '/v2/vast-reports', summary: 'A VAST delivery report over a period', tag: 'reports', query: namedQuery(VAST_REPORT_PARAMS, REPORT_FLAGS), response: { schema: { type: 'object' } } }, getReport(true));
-  documentedRoute(router, { method: 'get', path: '/v2/vast/reports', summary: "A VAST delivery report over a period (the reference's path)", tag: 'reports', query: namedQuery(VAST_REPORT_PARAMS, REPORT_FLAGS), response: { schema: { type: 'object' } } }, getReport(true));
+  documentedRoute(router, { method: 'get', path: '/v2/vast/reports', summary: 'A VAST 4 delivery report: per period and placement', tag: 'reports', query: namedQuery(VAST_REPORT_PARAMS, REPORT_FLAGS), response: { schema: { type: 'object' } } }, getVast4Report);
 
   const geo = (vast: boolean) => async (req: Request, res: Response) => {
     const q = queryOf(req, GEO_PARAMS);
