@@ -15,6 +15,7 @@ import type { Database, Migration } from '../shared/db';
 import { errorFields, log } from '../shared/log';
 import { implement, type ServiceBinding } from '../shared/grpc/server';
 import { targetingProjection } from '../targeting';
+import { toVastEntity, VAST_DECISION_KINDS } from './vast-decision-data';
 import { int, refId, refKind, str } from '../targeting/rule';
 
 /**
@@ -28,6 +29,7 @@ import { int, refId, refKind, str } from '../targeting/rule';
 export const DECISION_KINDS = new Set([
   'standard_zone', 'email_zone', 'standard_campaign', ...DISPLAY_AD_ITEM_KINDS, 'campaign_assignment', 'placement', 'schedule', 'image_creative', 'rich_media_creative', 'native_template',
   'geo_target', 'day_parting', 'platform_target', 'postal_code_target', 'list_target', 'data_list', 'data_key_target', 'channel', 'channel_zone_assignment',
+  ...VAST_DECISION_KINDS,
 ]);
 
 const CHANNEL_PREFIX = 'decision_changes_';
@@ -109,7 +111,7 @@ interface ResourceRow {
 
 
 /** A placement's pricing: the first price its cost names (money stays a decimal string). */
-function pricing(cost: Json | undefined): { pricingModel: string; price: string } {
+export function pricing(cost: Json | undefined): { pricingModel: string; price: string } {
   if (!cost || typeof cost !== 'object' || Array.isArray(cost)) return { pricingModel: '', price: '' };
   for (const [field, model] of [['cpm', 'cpm'], ['cpc', 'cpc'], ['cpa', 'cpa'], ['fixed_cost', 'flat']] as const) {
     const v = (cost as Record<string, Json>)[field];
@@ -119,7 +121,7 @@ function pricing(cost: Json | undefined): { pricingModel: string; price: string 
 }
 
 /** The cost's rates as decimal strings, for the auction's effective CPM. */
-function rates(cost: Json | undefined): { costCpm: string; costCpc: string; costCpa: string } {
+export function rates(cost: Json | undefined): { costCpm: string; costCpc: string; costCpa: string } {
   const c = cost && typeof cost === 'object' && !Array.isArray(cost) ? (cost as Record<string, Json>) : {};
   const rate = (v: Json | undefined) => (typeof v === 'number' && v > 0 ? String(v) : '');
   return { costCpm: rate(c.cpm), costCpc: rate(c.cpc), costCpa: rate(c.cpa) };
@@ -150,6 +152,10 @@ export function toDecisionEntity(row: ResourceRow): DecisionEntity | undefined {
           flexibleType: refId(a.flexible_type),
           refreshFrequency: int(a.refresh_frequency),
           uniqueDelivery: a.unique_delivery === true,
+          vastVersion: '',
+          defaultAdItem: 0,
+          defaultCampaign: 0,
+          servePriorityOrder: 'weight',
         },
       };
     case 'standard_campaign':
@@ -211,6 +217,9 @@ export function toDecisionEntity(row: ResourceRow): DecisionEntity | undefined {
           ...rates(a.cost),
           dayCapLimit: int(a.day_cap_limit),
           dayCapType: str(a.day_cap_type),
+          fallback: false,
+          ownPriority: false,
+          frequencyEvent: '',
         },
       };
     case 'schedule':
@@ -228,6 +237,8 @@ export function toDecisionEntity(row: ResourceRow): DecisionEntity | undefined {
           deliveryMethod: str(a.delivery_method) || 'default',
           underDeliveryBehaviour: str(a.under_delivery_behaviour) || 'endOnDate',
           timezone: str(a.start_at_timezone) || str(a.end_at_timezone),
+          geoTarget: 0,
+          weight: 0,
         },
       };
     case 'channel':
@@ -240,6 +251,8 @@ export function toDecisionEntity(row: ResourceRow): DecisionEntity | undefined {
     case 'native_template':
       return { ...base, nativeTemplate: { rawHtml: str(a.raw_html), variablesJson: JSON.stringify(a.variables ?? []) } };
     default: {
+      const vast = toVastEntity(row.kind, a);
+      if (vast) return { ...base, ...vast };
       // Target resources: each targeting rule projects its own (services/targeting/).
       const project = targetingProjection(row.kind);
       return project ? { ...base, ...project(a) } : undefined;

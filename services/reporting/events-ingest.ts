@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { EventKind, type ServingEvent } from '../../proto/gen/adserver/reporting/v1/events';
 import type { ParameterError } from '../shared/catalog/types';
 import { log } from '../shared/log';
-import { isVideoEvent } from './video-events';
+import { isVideoEvent } from '../shared/video-events';
 
 /** An exact decimal as the contract sends it: "2.50", "0.001". */
 const DECIMAL = /^\d{1,14}(\.\d{1,6})?$/;

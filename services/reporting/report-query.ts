@@ -4,7 +4,7 @@ import type { Tenant } from '../shared/tenant';
 import { divide, formatDecimal, parseDecimal } from '../shared/decimal';
 import { PERIODS, ParamErrors, REPORT_TYPES, VAST_REPORT_TYPES, checkedIds, parseEnum, parseRange, type TimeRange } from './report-params';
 import { formatInZone, periodStarts, type Period } from '../shared/timezones';
-import { videoTotals } from './video-events';
+import { videoTotals } from '../shared/video-events';
 
 /** Rollup column holding the id a report type groups by; types without one answer no rows yet. */
 const ENTITY_COLUMN: Record<string, string | undefined> = {

@@ -11,7 +11,7 @@ import type { Decision, TokenSigner } from './tracking';
 import type { Visitors } from './visitor';
 import type { DeliveryLedger } from './delivery-ledger';
 
-const CONVERSION_KINDS = new Set([...AD_ITEM_KINDS, 'standard_campaign', 'standard_zone', 'email_zone']);
+const CONVERSION_KINDS = new Set([...AD_ITEM_KINDS, 'standard_campaign', 'standard_zone', 'email_zone', 'vast_campaign', 'vast_zone', 'vast_placement']);
 
 const conversionsRefused = new Counter({ name: 'serving_conversions_refused_total', help: 'Conversion pixels over CONVERSION_LIMIT per client address and account a minute, not recorded', registers: [registry] });
 
@@ -59,7 +59,8 @@ export class Conversions {
     if (value && !/^\d{1,12}(\.\d{1,4})?$/.test(value)) throw invalid('value', `'value' must be a decimal amount such as 19.99.`);
     const reference = macro(q.get('ref'), 'ref').slice(0, 255);
     // A test tag (test=1) and an unknown target answer the pixel and record nothing.
-    const target = q.get('test') === '1' ? undefined : this.data.current.get(account, kind, id);
+    // VAST placements are held under display's name (decision-store's HELD_AS).
+    const target = q.get('test') === '1' ? undefined : this.data.current.get(account, kind === 'vast_placement' ? 'placement' : kind, id);
     if (!target || !this.allowed(`${account}:${clientIp(req)}`)) return;
     const ctx = this.visitors.context(req, res);
     // Attribute to the last click on this account's ads when this browser made one.
@@ -67,8 +68,11 @@ export class Conversions {
     const attributed = !!clicked && !clicked.test && clicked.account === account;
     const d: Partial<Decision> & { account: number } = attributed ? { ...clicked } : { account };
     if (!attributed) {
-      if (AD_ITEM_KINDS.has(kind)) d.adItem = id;
-      else if (kind === 'standard_campaign') d.campaign = id;
+      if (AD_ITEM_KINDS.has(kind)) {
+        d.adItem = id;
+        d.adItemKind = kind;
+      } else if (kind === 'standard_campaign' || kind === 'vast_campaign') d.campaign = id;
+      else if (kind === 'vast_placement') d.placement = id;
       else d.zone = id;
     }
     // One conversion per order reference and account, however often its page is reloaded.
@@ -77,6 +81,8 @@ export class Conversions {
     // A value is credited only to a conversion that follows a click: anyone can load the pixel.
     e.conversionValue = attributed ? value : '';
     e.conversionReference = reference;
+    // A conversion of video inventory counts in the VAST reports.
+    if (kind.startsWith('vast_')) e.vast = true;
     this.events.push(e);
     if (attributed && d.placement) this.delivery?.record(this.data.current, 'conversions', { id: eventId, account, placement: d.placement });
   }

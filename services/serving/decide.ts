@@ -26,6 +26,8 @@ export interface DecisionRequest {
   want: 'one' | 'ranked' | 'all';
   /** Only ads the answer's form can show (an image tag needs an image), picked among with their weights. */
   accepts?: (c: Candidate) => boolean;
+  /** A video player's request: the zone is a VAST zone. */
+  video?: boolean;
 }
 
 /** State outside the snapshot that a decision reads, gathered by the caller beforehand. */
@@ -55,7 +57,7 @@ export function decide(request: DecisionRequest, snapshot: DecisionData, counter
   const excluded: Excluded[] = [];
   const explain = request.want === 'all' ? (e: Excluded) => excluded.push(e) : undefined;
   const now = clock.now();
-  const candidates = snapshot.eligible(request.account, request.zone, request.size, now, explain);
+  const candidates = snapshot.eligible(request.account, request.zone, request.size, now, explain, request.video);
   if (!candidates.length) return { ads: [], excluded };
   const allowed: Candidate[] = [];
   const preferred = new Set<Candidate>();
@@ -82,6 +84,14 @@ export function decide(request: DecisionRequest, snapshot: DecisionData, counter
     if (verdict.preferred) preferred.add(c);
   }
   if (!allowed.length) return { ads: [], excluded };
+  // Fallback placements serve only when nothing else can.
+  if (allowed.some((c) => c.fallback) && allowed.some((c) => !c.fallback)) {
+    for (let i = allowed.length - 1; i >= 0; i--) {
+      if (!allowed[i].fallback) continue;
+      explain?.({ placement: allowed[i].placement, adItem: allowed[i].adItem, rule: 'fallback', detail: 'a placement that is not a fallback is eligible' });
+      allowed.splice(i, 1);
+    }
+  }
   if (request.want === 'ranked') {
     // Every eligible ad (keyword "preferred" matches only, when any), by tier, then weight, ties in random order.
     const pool = preferred.size ? allowed.filter((c) => preferred.has(c)) : allowed;
@@ -110,10 +120,15 @@ export function decide(request: DecisionRequest, snapshot: DecisionData, counter
     const favoured = inTier.filter((c) => preferred.has(c));
     const eligible = favoured.length ? favoured : inTier;
     if (request.want === 'all') return { ads: eligible, excluded };
-    const chosen = pickInTier(eligible, paced, clock.random, counters.delivery);
+    const chosen = pickInTier(eligible, paced, clock.random, counters.delivery, auctionFirst(snapshot, request));
     if (chosen) return { ads: [chosen], excluded };
   }
   return { ads: [], excluded };
+}
+
+/** A VAST zone may order the auction before weight within a tier (its serve_priority_order). */
+function auctionFirst(snapshot: DecisionData, request: DecisionRequest): boolean {
+  return !!request.video && snapshot.zone(request.account, request.zone, true)?.zone?.servePriorityOrder === 'auction';
 }
 
 /**
@@ -122,7 +137,7 @@ export function decide(request: DecisionRequest, snapshot: DecisionData, counter
  * lower tiers unless weighted ads share the tier), then weight, then the auction: the highest
  * effective CPM, ties broken by weight.
  */
-export function pickInTier(tier: Candidate[], paced: ReadonlySet<Candidate>, random: () => number, gate?: DeliveryGate): Candidate | undefined {
+export function pickInTier(tier: Candidate[], paced: ReadonlySet<Candidate>, random: () => number, gate?: DeliveryGate, auctionBeforeWeight = false): Candidate | undefined {
   if (paced.size) {
     const onPace = tier.filter((c) => paced.has(c));
     if (onPace.length) return pickWeighted(onPace, random);
@@ -139,7 +154,12 @@ export function pickInTier(tier: Candidate[], paced: ReadonlySet<Candidate>, ran
     if (!rest.length) return undefined;
   }
   const weighted = rest.filter((c) => c.serveMethod !== 'auction');
-  if (weighted.length) return pickWeighted(weighted, random);
+  if (weighted.length && (!auctionBeforeWeight || weighted.length === rest.length)) return pickWeighted(weighted, random);
+  return auction(rest.filter((c) => c.serveMethod === 'auction'), random, gate);
+}
+
+/** The highest effective CPM; ties go to the higher weight, then to chance. */
+function auction(rest: Candidate[], random: () => number, gate?: DeliveryGate): Candidate | undefined {
   let winner: Candidate | undefined;
   let best = -1;
   let ties = 0;

@@ -39,6 +39,8 @@ export interface Candidate {
   shareOfVoice: number;
   /** The placement's rates (decimal strings, "" when unset), for the auction's effective CPM. */
   cost: { cpm: string; cpc: string; cpa: string };
+  /** Serves only when no other placement is eligible (VAST is_fallback). */
+  fallback: boolean;
 }
 
 /** Why an ad of the zone's placements is not a candidate (the decision-debug answer lists these). */
@@ -49,10 +51,31 @@ export interface Excluded {
   detail: string;
 }
 
-const AD_ITEM_KINDS: ReadonlySet<string> = new Set(DISPLAY_AD_ITEM_KINDS);
+const AD_ITEM_KINDS: ReadonlySet<string> = new Set([...DISPLAY_AD_ITEM_KINDS, 'vast_ad_item']);
+
+/** The campaign kind an assignment belongs to. */
+const campaignKindOf = (e: DecisionEntity) => (e.kind === 'vast_campaign_assignment' ? 'vast_campaign' : 'standard_campaign');
 const ZONE_KINDS = new Set(['standard_zone', 'email_zone']);
 
-const key = (account: number, kind: string, id: number) => `${account}:${kind}:${id}`;
+/**
+ * Video kinds that take display's shapes are held under display's names (ids are unique across
+ * kinds), so every rule that reads placements, schedules, channels and assignments reads both.
+ */
+const HELD_AS: Readonly<Record<string, string>> = {
+  vast_placement: 'placement',
+  vast_schedule: 'schedule',
+  vast_channel: 'channel',
+  vast_channel_zone_assignment: 'channel_zone_assignment',
+  vast_campaign_assignment: 'campaign_assignment',
+};
+const key = (account: number, kind: string, id: number) => `${account}:${HELD_AS[kind] ?? kind}:${id}`;
+
+/** The media files, companions and tracking URLs of one VAST ad item. */
+export interface VastParts {
+  media: DecisionEntity[];
+  companions: DecisionEntity[];
+  tracking: DecisionEntity[];
+}
 
 /** The priority tiers, highest first (the reference's placement and channel `priority`). */
 export const TIERS = ['sponsorship', 'standard', 'network', 'bulk', 'house'] as const;
@@ -71,6 +94,8 @@ export class DecisionData {
   private readonly placementsByChannel = new Map<string, Set<number>>();
   /** Placements by schedule: a schedule's quota counts the views or clicks of every placement on it. */
   private readonly placementsBySchedule = new Map<string, Set<number>>();
+  /** Media files, companions and tracking URLs by their VAST ad item. */
+  private readonly partsByVastAd = new Map<string, Set<string>>();
   /** Values derived from the snapshot (delivery goals), emptied by every change like `targeting`. */
   private readonly derived = new Map<string, unknown>();
   /** Parsed forms of targets, kept with the entity they came from (an update replaces the entity). */
@@ -88,6 +113,7 @@ export class DecisionData {
     this.targeting.clear();
     this.derived.clear();
     this.placementsBySchedule.clear();
+    this.partsByVastAd.clear();
     this.entities.clear();
     this.placementsByZone.clear();
     this.assignmentsByCampaign.clear();
@@ -116,8 +142,37 @@ export class DecisionData {
     if (e.placement?.zone) this.index(this.placementsByZone, key(e.account, e.placement.zoneKind, e.placement.zone), e.id, add);
     if (e.placement?.schedule) this.index(this.placementsBySchedule, key(e.account, 'schedule', e.placement.schedule), e.id, add);
     if (e.placement?.channel) this.index(this.placementsByChannel, key(e.account, 'channel', e.placement.channel), e.id, add);
-    if (e.assignment) this.index(this.assignmentsByCampaign, key(e.account, 'standard_campaign', e.assignment.campaign), e.id, add);
+    if (e.assignment) this.index(this.assignmentsByCampaign, key(e.account, campaignKindOf(e), e.assignment.campaign), e.id, add);
     if (e.channelZone) this.index(this.channelLinksByZone, key(e.account, e.channelZone.zoneKind, e.channelZone.zone), e.id, add);
+    const part = e.vastMedia?.adItem ?? e.vastCompanion?.adItem ?? e.vastTracking?.adItem;
+    if (part) {
+      const k = key(e.account, 'vast_ad_item', part);
+      let set = this.partsByVastAd.get(k);
+      if (add) {
+        if (!set) this.partsByVastAd.set(k, (set = new Set()));
+        set.add(`${e.kind}:${e.id}`);
+      } else if (set) {
+        set.delete(`${e.kind}:${e.id}`);
+        if (!set.size) this.partsByVastAd.delete(k);
+      }
+    }
+  }
+
+  /** A VAST ad item's media files, companions and tracking URLs, in id order. */
+  vastParts(account: number, adItem: number): VastParts {
+    return this.memo(`vast-parts:${account}:${adItem}`, () => {
+      const parts: VastParts = { media: [], companions: [], tracking: [] };
+      const refs = [...(this.partsByVastAd.get(key(account, 'vast_ad_item', adItem)) ?? [])];
+      for (const ref of refs) {
+        const [kind, id] = ref.split(':');
+        const e = this.get(account, kind, Number(id));
+        if (e?.vastMedia) parts.media.push(e);
+        else if (e?.vastCompanion) parts.companions.push(e);
+        else if (e?.vastTracking) parts.tracking.push(e);
+      }
+      for (const list of Object.values(parts)) list.sort((a: DecisionEntity, b: DecisionEntity) => a.id - b.id);
+      return parts;
+    });
   }
 
   private unindex(e: DecisionEntity): void {
@@ -199,8 +254,19 @@ export class DecisionData {
     return { targets, frequencyWindowSeconds: cap?.windowSeconds ?? 0, uniqueDelivery: !!zone?.uniqueDelivery };
   }
 
-  /** The zone a request names: a standard zone, else an email zone of that id. */
-  zone(account: number, id: number): DecisionEntity | undefined {
+  /** The active assignments of a campaign (standard or VAST), for a zone's default campaign. */
+  activeAssignments(account: number, campaignKind: string, campaign: number): DecisionEntity[] {
+    const out: DecisionEntity[] = [];
+    for (const aid of this.assignmentsByCampaign.get(key(account, campaignKind, campaign)) ?? []) {
+      const a = this.get(account, 'campaign_assignment', aid);
+      if (a?.assignment?.active) out.push(a);
+    }
+    return out;
+  }
+
+  /** The zone a request names: a standard zone, else an email zone of that id; a VAST zone for a player's request. */
+  zone(account: number, id: number, video = false): DecisionEntity | undefined {
+    if (video) return this.get(account, 'vast_zone', id);
     return this.get(account, 'standard_zone', id) ?? this.get(account, 'email_zone', id);
   }
 
@@ -209,8 +275,8 @@ export class DecisionData {
    * ad item or the active assignments of their campaign, sized for the zone (and `size` when given).
    * Archived or deleted resources (owners' archives cascade into them) are absent from memory.
    */
-  eligible(account: number, zoneId: number, size: { width: number; height: number } | undefined, now = Date.now(), explain?: (e: Excluded) => void): Candidate[] {
-    const zone = this.zone(account, zoneId);
+  eligible(account: number, zoneId: number, size: { width: number; height: number } | undefined, now = Date.now(), explain?: (e: Excluded) => void, video = false): Candidate[] {
+    const zone = this.zone(account, zoneId, video);
     if (!zone?.zone) return [];
     const out: Candidate[] = [];
     // The zone's own placements, and those of every channel (not archived) the zone is assigned to.
@@ -222,7 +288,10 @@ export class DecisionData {
     }
     const skip = (placement: number, adItem: number, rule: string, detail: string) => explain?.({ placement, adItem, rule, detail });
     const fits = (item: DecisionEntity, campaign?: DecisionEntity): boolean => {
-      const ad = item.adItem!;
+      // A player sizes what it plays: a VAST ad needs only to be one.
+      if (video) return !!item.vastAd;
+      const ad = item.adItem;
+      if (!ad) return false;
       const z = zone.zone!;
       if (size && (ad.width !== size.width || ad.height !== size.height)) return false;
       if (z.flexibleType && ad.flexibleType && z.flexibleType !== ad.flexibleType) return false;
@@ -249,25 +318,27 @@ export class DecisionData {
       }
       // A channel's placements take the channel's tier where the channel serves them.
       const channel = p.channel ? this.get(account, 'channel', p.channel)?.channel : undefined;
-      const priority = channel ? channel.priority : p.priority;
+      const priority = channel && !p.ownPriority ? channel.priority : p.priority;
       const tier = TIERS.indexOf((priority || 'standard') as (typeof TIERS)[number]);
       const common = {
-        account, zone: zoneId, publisher: zone.zone.publisher, placement: pid, channel: p.channel, geoTarget: p.geoTarget || 0,
+        account, zone: zoneId, publisher: zone.zone.publisher, placement: pid, channel: p.channel, geoTarget: p.geoTarget || sched.geoTarget || 0,
         pricingModel: p.pricingModel, price: p.price, tier: tier < 0 ? 1 : tier, schedule: p.schedule,
         serveMethod: p.serveMethod || 'weight', shareOfVoice: channel?.useShareOfVoice ? Math.max(0, p.shareOfVoice) : -1,
-        cost: { cpm: p.costCpm, cpc: p.costCpc, cpa: p.costCpa },
+        cost: { cpm: p.costCpm, cpc: p.costCpc, cpa: p.costCpa }, fallback: p.fallback,
       };
+      // VAST placements have no weight of their own: their schedule's applies.
+      const weight = p.weight || sched.weight || 1;
       if (AD_ITEM_KINDS.has(p.advertisementKind)) {
         const item = this.get(account, p.advertisementKind, p.advertisement);
-        if (!item?.adItem || !fits(item)) {
+        if (!item || !fits(item)) {
           if (item?.adItem) skip(pid, item.id, 'size', `${item.adItem.width}x${item.adItem.height} does not fit the zone or the requested size`);
           continue;
         }
-        out.push({ ...common, assignment: 0, campaign: 0, advertiser: item.adItem.advertiser, adItem: item.id, adItemKind: item.kind, weight: p.weight });
-      } else if (p.advertisementKind === 'standard_campaign') {
-        const campaign = this.get(account, 'standard_campaign', p.advertisement);
+        out.push({ ...common, assignment: 0, campaign: 0, advertiser: item.adItem?.advertiser ?? 0, adItem: item.id, adItemKind: item.kind, weight });
+      } else if (p.advertisementKind === 'standard_campaign' || p.advertisementKind === 'vast_campaign') {
+        const campaign = this.get(account, p.advertisementKind, p.advertisement);
         if (!campaign?.campaign) continue;
-        for (const aid of this.assignmentsByCampaign.get(key(account, 'standard_campaign', campaign.id)) ?? []) {
+        for (const aid of this.assignmentsByCampaign.get(key(account, p.advertisementKind, campaign.id)) ?? []) {
           const a = this.get(account, 'campaign_assignment', aid)?.assignment;
           if (!a) continue;
           if (!a.active) {
@@ -275,7 +346,7 @@ export class DecisionData {
             continue;
           }
           const item = this.get(account, a.adItemKind, a.adItem);
-          if (!item?.adItem || !fits(item, campaign)) {
+          if (!item || !fits(item, campaign)) {
             if (item?.adItem) skip(pid, item.id, 'size', `${item.adItem.width}x${item.adItem.height} does not fit the zone or the requested size`);
             continue;
           }
@@ -283,7 +354,7 @@ export class DecisionData {
             ...common,
             assignment: aid,
             campaign: campaign.id,
-            advertiser: campaign.campaign.advertiser || item.adItem.advertiser,
+            advertiser: campaign.campaign.advertiser || item.adItem?.advertiser || 0,
             adItem: item.id,
             adItemKind: item.kind,
             weight: a.weight,

@@ -72,7 +72,14 @@ export function decisionEvent(kind: keyof typeof KIND_NAMES, d: Partial<Decision
     pricingModel: d.pricingModel ?? '',
     price: d.price ?? '',
     currency: d.pricingModel ? 'USD' : '',
+    // A VAST decision's events count in the VAST reports only.
+    vast: d.adItemKind === 'vast_ad_item',
   });
+}
+
+/** A VAST player's event of a decision (id `{decision}:video:{event}`): counted once per decision and event. */
+export function videoEvent(event: string, d: Partial<Decision> & { account: number }, ctx: EventContext): ServingEvent {
+  return { ...decisionEvent(EventKind.IMPRESSION, d, ctx, `${d.id}:video:${event}`), kind: EventKind.VIDEO, videoEvent: event };
 }
 
 interface Transport {

@@ -59,8 +59,13 @@ export function creativeOf(data: DecisionData, c: Candidate): Creative | undefin
 }
 
 /** The chosen ad with a new decision id and its signed click, impression and viewable URLs under `base`. */
+/** A new decision for a chosen candidate: its id, and what its tracking tokens must carry. */
+export function decisionOf(c: Candidate, r: Pick<ServeRequest, 'click' | 'extra'>, test: boolean, nowMs: number): Decision {
+  return { ...c, id: newDecisionId(), test, click: r.click, extra: r.extra, at: Math.floor(nowMs / 1000), replica: REPLICA_TAG };
+}
+
 export function rendered(creative: Creative, c: Candidate, r: Pick<ServeRequest, 'click' | 'extra'>, signer: TokenSigner, base: string, test: boolean, nowMs: number): Rendered {
-  const decision: Decision = { ...c, id: newDecisionId(), test, click: r.click, extra: r.extra, at: Math.floor(nowMs / 1000), replica: REPLICA_TAG };
+  const decision = decisionOf(c, r, test, nowMs);
   const t = encodeURIComponent(signer.sign(decision));
   return {
     ...creative,

@@ -247,3 +247,42 @@ export function readBody(req: http.IncomingMessage, limit: number): Promise<stri
     req.on('error', reject);
   });
 }
+
+/** A video player's request (`/vast.spark`): the zone and account in AdButler's names, and what VAST to answer. */
+export interface VastServeRequest extends ServeRequest {
+  /** The VAST version asked for (`vast=2`, `3`, `4`, or 2.0, 3.0, 4.0, 4.1, 4.2); else the zone's. */
+  version?: '2.0' | '3.0' | '4.2';
+  /** Ads in the pod (`pod=`, 1 to MAX_POD); a pod needs VAST 3.0 or later. */
+  pod: number;
+  /** Wrappers of this platform followed to reach this request (`wd=`), for the chain limit. */
+  wrapperDepth: number;
+}
+
+export const MAX_POD = 10;
+const VAST_VERSION_NAMES: Record<string, '2.0' | '3.0' | '4.2'> = { 2: '2.0', '2.0': '2.0', 3: '3.0', '3.0': '3.0', 4: '4.2', '4.0': '4.2', '4.1': '4.2', '4.2': '4.2' };
+/** A macro the player left unfilled (`[CACHEBUSTING]`): read as not given. */
+const UNFILLED = /^\[[A-Z_]+\]$/;
+
+export function vastRequest(q: URLSearchParams): VastServeRequest {
+  const get = (n: string) => {
+    const v = q.get(n);
+    return v !== null && UNFILLED.test(v) ? null : v;
+  };
+  const version = get('vast');
+  if (version && !VAST_VERSION_NAMES[version]) throw invalid('vast', `'vast' must be a VAST version: 2.0, 3.0 or 4.2 (2, 3, 4, 4.0 and 4.1 are read as 2.0, 3.0 and 4.2).`);
+  const pod = get('pod');
+  if (pod && (!/^\d{1,2}$/.test(pod) || Number(pod) < 1 || Number(pod) > MAX_POD)) throw invalid('pod', `'pod' (ads in the pod) must be an integer from 1 to ${MAX_POD}.`);
+  const depth = get('wd');
+  return {
+    account: positiveInt(q, 'ID', 'your account id'),
+    zone: positiveInt(q, 'setID', 'the VAST zone id'),
+    type: 'json',
+    rf: false,
+    click: '',
+    extra: extraParam(get('extra')),
+    ...targetingInputs(get),
+    version: version ? VAST_VERSION_NAMES[version] : undefined,
+    pod: pod ? Number(pod) : 1,
+    wrapperDepth: depth && /^\d{1,2}$/.test(depth) ? Number(depth) : 0,
+  };
+}

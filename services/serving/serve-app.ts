@@ -16,6 +16,7 @@ import type { GeoDatabase } from './targeting/geo';
 import type { PageMemory } from './targeting/unique-delivery';
 import type { Decision, TokenSigner } from './tracking';
 import { Visitors } from './visitor';
+import { allowPlayerOrigin, VideoServing } from './video-serving';
 
 /**
  * The public serving paths (AdButler's forms) and the tag paths inventory hands out under
@@ -51,6 +52,10 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
   const clock = deps.clock ?? systemClock;
   const visitors = new Visitors(deps.geo, deps.signer, deps.secret);
   const conversions = new Conversions(deps.data, deps.signer, deps.events, visitors, deps.delivery);
+  const video = new VideoServing({
+    data: deps.data, signer: deps.signer, events: deps.events, visitors, delivery: deps.delivery, clock,
+    decide: (data, r, req, accepts) => decideFor(data, r, req, 'one', accepts, true),
+  });
   const delivery = deps.delivery;
   /** Tracking URLs point at the serving origin ad tags use, whatever host this request came through. */
   const base = serveBaseUrl();
@@ -66,28 +71,30 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
   const gateFor = (data: DecisionData) => (data === deps.data.current ? delivery : undefined);
 
   /** The decision for a parsed request: its visitor's facts and page memory gathered, then `decide`. */
-  async function decideFor(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, want: DecisionRequest['want'], accepts?: (c: Creative) => boolean) {
+  async function decideFor(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, want: DecisionRequest['want'], accepts?: (c: Candidate) => boolean, video = false) {
     const gate = gateFor(data);
     // The first request for a goal on this replica waits for its counter; later ones never do.
     const counting = gate?.prepare(data, r.account, r.zone, clock.now());
     if (counting) await counting;
     const now = clock.now();
     // Unique delivery: what this page view showed already, read only for zones that ask for it.
-    const shownOnPage = r.pid && data.zone(r.account, r.zone)?.zone?.uniqueDelivery ? (await deps.pages.served(r.account, r.pid).catch(() => undefined))?.adItems : undefined;
+    const shownOnPage = r.pid && data.zone(r.account, r.zone, video)?.zone?.uniqueDelivery ? (await deps.pages.served(r.account, r.pid).catch(() => undefined))?.adItems : undefined;
     const request: DecisionRequest = {
       account: r.account,
       zone: r.zone,
       size: r.size,
       visitor: visitors.facts(data, r, req, now),
       want,
-      accepts: accepts ? (c: Candidate) => { const cr = creativeOf(data, c); return !!cr && accepts(cr); } : undefined,
+      accepts,
+      video,
     };
     return decide(request, data, { shownOnPage, delivery: gate }, clock);
   }
 
   /** The one ad for a request, rendered with its tracking URLs; the page remembers it for unique delivery. */
   async function decideOne(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, test: boolean, accepts?: (c: Creative) => boolean): Promise<Rendered | undefined> {
-    const [chosen] = (await decideFor(data, r, req, 'one', accepts)).ads;
+    const shows = accepts ? (c: Candidate) => { const cr = creativeOf(data, c); return !!cr && accepts(cr); } : undefined;
+    const [chosen] = (await decideFor(data, r, req, 'one', shows)).ads;
     const creative = chosen && creativeOf(data, chosen);
     if (!chosen || !creative) return undefined;
     if (r.pid && !test && data.targetingOf(chosen).uniqueDelivery) await deps.pages.remember(r.account, r.pid, chosen.adItem, chosen.campaign).catch(() => undefined);
@@ -196,7 +203,8 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     if (d.test) return redirectTo(res, '');
     record(EventKind.CLICK, d, visitors.context(req, res));
     visitors.setCookie(res, `adsrv_c=${encodeURIComponent(deps.signer.sign(d))}; Max-Age=2592000`);
-    redirectTo(res, item?.adItem?.location ? destination(item.adItem.location, d.extra) : '');
+    const location = item?.adItem?.location || item?.vastAd?.location;
+    redirectTo(res, location ? destination(location, d.extra) : '');
   }
 
   function beacon(res: http.ServerResponse, req: http.IncomingMessage, q: URLSearchParams, count: boolean): void {
@@ -291,6 +299,19 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
         conversions.record(req, res, url.searchParams);
         sendGif(res);
         return 'serve-conversion';
+      case '/vast.spark':
+        getOnly();
+        allowPlayerOrigin(req, res);
+        await video.serve(req, res, url.searchParams);
+        return 'vast';
+      case '/vast/imp':
+      case '/vast/event':
+      case '/vast/error':
+      case '/vast/companion-click':
+        getOnly();
+        allowPlayerOrigin(req, res);
+        video.track(p.slice(6) as 'imp' | 'event' | 'error' | 'companion-click', req, res, url.searchParams);
+        return `vast-${p.slice(6)}`;
       default:
         throw new HttpError(404, 'resource_not_found_error', `No route ${method} ${p.slice(0, 200)} on the ad server.`);
     }

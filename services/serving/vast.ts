@@ -9,10 +9,11 @@
 export type VastVersion = '2.0' | '3.0' | '4.2';
 export const VAST_VERSIONS: readonly VastVersion[] = ['2.0', '3.0', '4.2'];
 
-/** Linear tracking events; `progress` needs an offset, and 2.0 knows neither `skip` nor `progress`. */
+/** Tracking events; `progress` needs an offset. Some exist only in some versions (EVENT_VERSIONS). */
 export type LinearEvent =
   | 'creativeView' | 'start' | 'firstQuartile' | 'midpoint' | 'thirdQuartile' | 'complete' | 'mute' | 'unmute'
-  | 'pause' | 'resume' | 'skip' | 'close' | 'progress';
+  | 'pause' | 'resume' | 'rewind' | 'skip' | 'close' | 'closeLinear' | 'progress' | 'fullscreen' | 'exitFullscreen'
+  | 'expand' | 'collapse' | 'acceptInvitation' | 'acceptInvitationLinear' | 'playerExpand' | 'playerCollapse';
 
 export interface VastTracking {
   event: LinearEvent;
@@ -109,6 +110,8 @@ export interface VastInlineAd extends VastAdBase {
   /** Tracking of the non-linear ads as a group. */
   nonLinearTracking?: VastTracking[];
   companions?: VastCompanion[];
+  /** 3.0 and later: which companions the player must show with the ad (all, any or none of them). */
+  companionsRequired?: 'all' | 'any' | 'none';
   verifications?: VastVerification[];
 }
 
@@ -122,7 +125,23 @@ export interface VastWrapperAd extends VastAdBase {
 
 export type VastAd = ({ inline: VastInlineAd } | { wrapper: VastWrapperAd });
 
-const LATER_EVENTS = new Set<LinearEvent>(['skip', 'progress']);
+/** Events each schema does not know everywhere: the versions that have them (others have every event). */
+const EVENT_VERSIONS: Partial<Record<LinearEvent, readonly VastVersion[]>> = {
+  skip: ['3.0', '4.2'],
+  progress: ['3.0', '4.2'],
+  closeLinear: ['3.0', '4.2'],
+  exitFullscreen: ['3.0'],
+  acceptInvitationLinear: ['3.0'],
+  // 4.x speaks of the player instead of the ad going full screen.
+  fullscreen: ['2.0', '3.0'],
+  expand: ['2.0', '3.0'],
+  collapse: ['2.0', '3.0'],
+  playerExpand: ['4.2'],
+  playerCollapse: ['4.2'],
+};
+
+/** Whether `version`'s schema has this tracking event. */
+export const hasEvent = (version: VastVersion, event: LinearEvent): boolean => EVENT_VERSIONS[event]?.includes(version) ?? true;
 
 /** A CDATA section for any text ("]]>" split across two sections). */
 function cdata(s: string): string {
@@ -141,7 +160,7 @@ export function vastTime(seconds: number): string {
 }
 
 function trackingEvents(version: VastVersion, list: VastTracking[] | undefined): string {
-  const events = (list ?? []).filter((t) => version !== '2.0' || !LATER_EVENTS.has(t.event));
+  const events = (list ?? []).filter((t) => hasEvent(version, t.event));
   if (!events.length) return '';
   const one = (t: VastTracking) => {
     const offset = t.event === 'progress' && t.offset !== undefined ? ` offset="${attr(typeof t.offset === 'number' ? vastTime(t.offset) : t.offset)}"` : '';
@@ -196,7 +215,7 @@ function nonLinearAds(version: VastVersion, list: VastNonLinear[], tracking: Vas
   return `<NonLinearAds>${track}${list.map(one).join('')}</NonLinearAds>`;
 }
 
-function companionAds(version: VastVersion, list: VastCompanion[]): string {
+function companionAds(version: VastVersion, list: VastCompanion[], required?: 'all' | 'any' | 'none'): string {
   const one = (c: VastCompanion) => {
     const views = c.creativeView.length ? `<TrackingEvents>${c.creativeView.map((u) => `<Tracking event="creativeView">${cdata(u)}</Tracking>`).join('')}</TrackingEvents>` : '';
     const through = c.clickThrough ? `<CompanionClickThrough>${cdata(c.clickThrough)}</CompanionClickThrough>` : '';
@@ -204,7 +223,8 @@ function companionAds(version: VastVersion, list: VastCompanion[]): string {
     if (version === '4.2') return `<Companion width="${c.width}" height="${c.height}">${resource(c.resource)}${through}${tracking}${views}</Companion>`;
     return `<Companion width="${c.width}" height="${c.height}">${resource(c.resource)}${views}${through}${tracking}</Companion>`;
   };
-  return `<CompanionAds>${list.map(one).join('')}</CompanionAds>`;
+  const req = required && version !== '2.0' ? ` required="${required}"` : '';
+  return `<CompanionAds${req}>${list.map(one).join('')}</CompanionAds>`;
 }
 
 function inline(version: VastVersion, ad: VastInlineAd): string {
@@ -216,7 +236,7 @@ function inline(version: VastVersion, ad: VastInlineAd): string {
   let seq = 1;
   if (ad.linear) creatives.push(creative(linear(version, ad.linear), seq++));
   if (ad.nonLinear?.length) creatives.push(creative(nonLinearAds(version, ad.nonLinear, ad.nonLinearTracking), seq++));
-  if (ad.companions?.length) creatives.push(creative(companionAds(version, ad.companions), seq++));
+  if (ad.companions?.length) creatives.push(creative(companionAds(version, ad.companions, ad.companionsRequired), seq++));
   const system = `<AdSystem>${cdata(ad.adSystem)}</AdSystem>`;
   const error = ad.error ? `<Error>${cdata(ad.error)}</Error>` : '';
   const impressions = ad.impressions.map((u, i) => `<Impression id="i${i}">${cdata(u)}</Impression>`).join('');

@@ -64,7 +64,9 @@ registerRule<GeoTarget>({
   needsGeo: (e) => !!e.geoTarget,
   // A target that names something no longer there (deleted meanwhile) is lifted, as inventory does.
   resolve: (p) => {
-    const geo = p.placement.geoTarget ? p.get('geo_target', p.placement.geoTarget)?.geoTarget : undefined;
+    // VAST placements have no geo target of their own: their schedule's applies.
+    const id = p.placement.geoTarget || p.schedule?.geoTarget || 0;
+    const geo = id ? p.get('geo_target', id)?.geoTarget : undefined;
     return geo ? { areas: geo.areas, inclusive: geo.inclusive } : undefined;
   },
   evaluate: (t, r) => {

@@ -10,7 +10,7 @@ import { expectError, newAccount, paramFor, type TestAccount } from '../../../ga
 import { expectReferenceShape } from '../../../gateway/test/support/openapi';
 import { admin } from '../../../gateway/test/support/platform';
 import { reports } from '../../shared/grpc/clients';
-import { VIDEO_EVENTS } from '../video-events';
+import { VIDEO_EVENTS } from '../../shared/video-events';
 import { EventKind, recordEvents, servingEvent, waitFor } from './events-fixtures';
 
 const q = (params: Record<string, string | number | boolean>) => new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString();

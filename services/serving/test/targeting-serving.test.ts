@@ -165,7 +165,9 @@ test('unique delivery: one page never shows the same ad in two zones', async () 
   const b = await placed({ zone: top });
   await ok(api.post('/v2/placements', { advertisement: { id: a.item, type: 'image_ad_item' }, zone: { id: side, type: 'standard_zone' }, schedule }));
   await ok(api.post('/v2/placements', { advertisement: { id: b.item, type: 'image_ad_item' }, zone: { id: side, type: 'standard_zone' }, schedule }));
-  await within(5000, async () => !!(await served(side)) && !!(await served(top)));
+  // Both ads eligible in both zones (serving holds all four placements), not merely one of them.
+  const eligible = async (z: number) => (await api.get(`/v2/adserve?ID=${acct.id}&setID=${z}&type=json&debug=1`)).body.eligible?.length ?? 0;
+  await within(5000, async () => (await eligible(side)) === 2 && (await eligible(top)) === 2);
   for (let i = 0; i < 10; i++) {
     const pid = `page-${Date.now()}-${i}`;
     const first = await served(top, `;pid=${pid}`);

@@ -3,12 +3,10 @@
  * libxml2 (xmllint-wasm), and parsed by @dailymotion/vast-client, the client many web players use,
  * unmodified: every version, linear, non-linear, companion, pod, wrapper and empty answer.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { DOMParser } from '@xmldom/xmldom';
 import { VASTParser } from '@dailymotion/vast-client';
-import { validateXML } from 'xmllint-wasm';
-import { VAST_VERSIONS, vastTime, vastXml, type VastAd, type VastVersion } from '../vast';
+import { VAST_VERSIONS, vastTime, vastXml, type VastAd } from '../vast';
+import { expectValid } from './vast-schemas';
 
 /** What these tests read of a linear creative as @dailymotion/vast-client parses it (its types leave it open). */
 interface ParsedCreative {
@@ -21,20 +19,6 @@ interface ParsedCreative {
   universalAdIds: { idRegistry: string; value: string }[];
   mezzanine?: { fileURL: string };
   closedCaptionFiles: { fileURL: string }[];
-}
-
-const SCHEMAS: Record<VastVersion, string> = { '2.0': 'vast_2.0.1.xsd', '3.0': 'vast3_draft.xsd', '4.2': 'vast_4.2.xsd' };
-const schema = (v: VastVersion) => fs.readFileSync(path.join(__dirname, 'fixtures/vast', SCHEMAS[v]), 'utf8').replace(/^\uFEFF/, '');
-
-/**
- * Valid against the version's schema once the player's macros are filled, as a player fills them
- * before calling any URL: VAST writes macros in square brackets, which libxml2's xs:anyURI check
- * (RFC 3986) refuses as they stand.
- */
-async function expectValid(version: VastVersion, xml: string): Promise<void> {
-  const filled = xml.replace(/\[([A-Z_]+)\]/g, '0');
-  const result = await validateXML({ xml: [{ fileName: `ad-${version}.xml`, contents: filled }], schema: [schema(version)] });
-  if (!result.valid) throw new Error(`VAST ${version} is not valid against ${SCHEMAS[version]}:\n${result.rawOutput}\n${xml}`);
 }
 
 const T = 'https://serve.example/serve/vast-event?t=token';

@@ -1,0 +1,194 @@
+import type http from 'node:http';
+import { Counter } from 'prom-client';
+import { EventKind } from '../../proto/gen/adserver/reporting/v1/events';
+import { envInt, serveBaseUrl } from '../shared/config';
+import { registry } from '../shared/metrics';
+import { isVideoEvent } from '../shared/video-events';
+import type { Clock, DecisionResult } from './decide';
+import type { Candidate, DecisionData } from './decision-store';
+import type { DeliveryLedger } from './delivery-ledger';
+import { decisionEvent, videoEvent, type EventSink } from './events';
+import { decisionOf } from './render';
+import { HttpError, vastRequest, type ServeRequest } from './request';
+import type { Decision, TokenSigner } from './tracking';
+import { vastXml, type VastAd, type VastVersion } from './vast';
+import { vastAdFor, vastPlayable } from './vast-serving';
+import type { Visitors } from './visitor';
+
+/**
+ * Video serving: `/vast.spark?setID=&ID=` answers a player with VAST XML (an ad, a pod, a wrapper or
+ * the empty `<VAST/>` when nothing is eligible), decided by the same engine and delivery rules as
+ * display; `/vast/imp`, `/vast/event`, `/vast/companion-click` and `/vast/error` are the signed URLs
+ * its documents carry. Each event counts once per decision and event (its id says so).
+ */
+
+const vastErrors = new Counter({ name: 'serving_vast_errors_total', help: 'VAST error pings from players, by VAST error code', labelNames: ['code'], registers: [registry] });
+const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+
+/** Wrappers of this platform a chain may pass through before only inline ads are served (VAST_WRAPPER_LIMIT). */
+const wrapperLimit = () => envInt('VAST_WRAPPER_LIMIT', 5);
+
+/**
+ * Players fetch VAST from other sites' pages, some with credentials (the frequency cookie): the
+ * requesting origin is allowed with them; other callers get `*`.
+ */
+export function allowPlayerOrigin(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const origin = req.headers.origin;
+  if (typeof origin === 'string' && /^https?:\/\/[^\s/]+$/.test(origin)) {
+    res.setHeader('Access-Control-Allow-Origin', origin);
+    res.setHeader('Access-Control-Allow-Credentials', 'true');
+    res.setHeader('Vary', 'Origin');
+  } else res.setHeader('Access-Control-Allow-Origin', '*');
+}
+
+export interface VideoDeps {
+  data: { current: DecisionData };
+  signer: TokenSigner;
+  events: EventSink;
+  visitors: Visitors;
+  delivery?: DeliveryLedger;
+  clock: Clock;
+  /** One decision among the zone's ads that `accepts` takes (serve-app's decideFor for a VAST zone). */
+  decide(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, accepts: (c: Candidate) => boolean): Promise<DecisionResult>;
+}
+
+export class VideoServing {
+  private readonly base = serveBaseUrl();
+
+  constructor(private readonly deps: VideoDeps) {}
+
+  /** GET /vast.spark: the VAST document of one ad, or of a pod of `pod` different ads. */
+  async serve(req: http.IncomingMessage, res: http.ServerResponse, q: URLSearchParams): Promise<void> {
+    const r = vastRequest(q);
+    const data = this.deps.data.current;
+    const zone = data.zone(r.account, r.zone, true)?.zone;
+    const version = (r.version ?? (zone?.vastVersion || '3.0')) as VastVersion;
+    // VAST 2.0 has no pods: one ad.
+    const size = version === '2.0' ? 1 : r.pod;
+    const allowWrapper = r.wrapperDepth < wrapperLimit();
+    const chosen: Candidate[] = [];
+    if (zone) {
+      const taken = new Set<number>();
+      for (let i = 0; i < size; i++) {
+        const [c] = (await this.deps.decide(data, r, req, (x) => !taken.has(x.adItem) && vastPlayable(data, x, allowWrapper))).ads;
+        if (!c) break;
+        taken.add(c.adItem);
+        chosen.push(c);
+      }
+      if (!chosen.length) {
+        const fallback = this.zoneDefault(data, r, allowWrapper);
+        if (fallback) chosen.push(fallback);
+      }
+    }
+    const now = this.deps.clock.now();
+    const ads: VastAd[] = [];
+    const ctx = chosen.length ? this.deps.visitors.context(req, res, r.ip) : undefined;
+    chosen.forEach((c, i) => {
+      const d = decisionOf(c, r, false, now);
+      if (c.placement) this.deps.delivery?.decided(data, c, now, d.id);
+      const token = encodeURIComponent(this.deps.signer.sign(d));
+      ads.push(vastAdFor(data, d, { version, urls: { base: this.base, token }, sequence: size > 1 ? i + 1 : undefined, wrapperDepth: r.wrapperDepth }));
+      this.deps.events.push(decisionEvent(EventKind.RESPONSE, d, ctx!));
+    });
+    const xml = vastXml(version, ads);
+    res.writeHead(200, { 'Content-Type': 'application/xml; charset=utf-8', 'Content-Length': Buffer.byteLength(xml), 'Cache-Control': 'no-store' });
+    res.end(xml);
+  }
+
+  /** The zone's default ad item, else a weighted pick of its default campaign's: served when nothing else is eligible. */
+  private zoneDefault(data: DecisionData, r: ServeRequest, allowWrapper: boolean): Candidate | undefined {
+    const zone = data.zone(r.account, r.zone, true)!.zone!;
+    const candidate = (adItem: number, campaign: number, advertiser: number): Candidate => ({
+      account: r.account, zone: r.zone, publisher: zone.publisher, placement: 0, assignment: 0, campaign, advertiser, adItem, adItemKind: 'vast_ad_item',
+      channel: 0, geoTarget: 0, weight: 1, tier: 4, pricingModel: '', price: '', schedule: 0, serveMethod: 'weight', shareOfVoice: -1,
+      cost: { cpm: '', cpc: '', cpa: '' }, fallback: true,
+    });
+    if (zone.defaultAdItem) {
+      const c = candidate(zone.defaultAdItem, 0, 0);
+      if (vastPlayable(data, c, allowWrapper)) return c;
+    }
+    if (zone.defaultCampaign) {
+      const campaign = data.get(r.account, 'vast_campaign', zone.defaultCampaign)?.campaign;
+      if (!campaign) return undefined;
+      const options = data
+        .activeAssignments(r.account, 'vast_campaign', zone.defaultCampaign)
+        .map((a) => ({ c: { ...candidate(a.assignment!.adItem, zone.defaultCampaign, campaign.advertiser), assignment: a.id }, weight: a.assignment!.weight }))
+        .filter((o) => vastPlayable(data, o.c, allowWrapper));
+      let u = this.deps.clock.random() * options.reduce((s, o) => s + o.weight, 0);
+      for (const o of options) if ((u -= o.weight) < 0) return o.c;
+      return options[options.length - 1]?.c;
+    }
+    return undefined;
+  }
+
+  /** The signed URLs of a VAST document. A forged or altered token is refused; a test decision records nothing. */
+  track(kind: 'imp' | 'event' | 'error' | 'companion-click', req: http.IncomingMessage, res: http.ServerResponse, q: URLSearchParams): void {
+    const d = this.deps.signer.verify(q.get('t') ?? '');
+    if (!d || d.adItemKind !== 'vast_ad_item') throw new HttpError(400, 'invalid_request_error', 'This tracking link is not valid: it was altered or not made by this ad server.');
+    if (kind === 'error') {
+      const code = q.get('code') ?? '';
+      // A player that did not fill the macro sends it back as written.
+      vastErrors.inc({ code: /^\d{3}$/.test(code) ? code : 'unknown' });
+      return sendGif(res);
+    }
+    if (kind === 'companion-click') return this.companionClick(d, req, res, q);
+    if (kind === 'imp') {
+      this.record(EventKind.IMPRESSION, d, req, res);
+      if (this.frequencyEventOf(d) === 'view') this.deps.visitors.countView(this.deps.data.current, d, req, res);
+      return sendGif(res);
+    }
+    const event = q.get('e') ?? '';
+    if (event === 'click') {
+      this.record(EventKind.CLICK, d, req, res);
+      // A later conversion on the advertiser's page is attributed to this click.
+      if (!d.test) this.deps.visitors.setCookie(res, `adsrv_c=${encodeURIComponent(this.deps.signer.sign(d))}; Max-Age=2592000`);
+      return sendGif(res);
+    }
+    if (!isVideoEvent(event)) throw new HttpError(400, 'invalid_request_parameters_error', `'e' must name a VAST tracking event this ad server counts, such as start or complete.`);
+    this.recordVideo(event, d, req, res);
+    if (this.frequencyEventOf(d) === event) this.deps.visitors.countView(this.deps.data.current, d, req, res);
+    sendGif(res);
+  }
+
+  /** A companion's click: counted as companionClick<sequence>, then on to the companion's own destination. */
+  private companionClick(d: Decision, req: http.IncomingMessage, res: http.ServerResponse, q: URLSearchParams): void {
+    const id = Number(q.get('c'));
+    const companion = Number.isSafeInteger(id) ? this.deps.data.current.get(d.account, 'vast_companion', id)?.vastCompanion : undefined;
+    // Only a companion of the decision's own ad item: the redirect never goes anywhere else.
+    if (!companion || companion.adItem !== d.adItem || !companion.location) {
+      res.writeHead(204, { 'Cache-Control': 'no-store' });
+      return void res.end();
+    }
+    this.recordVideo(`companionClick${Math.min(5, Math.max(1, companion.sequence))}`, d, req, res);
+    let location = '';
+    try {
+      location = new URL(companion.location).href;
+    } catch {
+      /* not a URL: no redirect */
+    }
+    res.writeHead(location ? 302 : 204, { ...(location ? { Location: location } : {}), 'Cache-Control': 'no-store' });
+    res.end();
+  }
+
+  /** The player event a placement's frequency cap counts (view: the impression). */
+  private frequencyEventOf(d: Decision): string {
+    if (!d.placement) return '';
+    return this.deps.data.current.get(d.account, 'placement', d.placement)?.placement?.frequencyEvent || 'view';
+  }
+
+  private record(kind: EventKind.IMPRESSION | EventKind.CLICK, d: Decision, req: http.IncomingMessage, res: http.ServerResponse): void {
+    if (d.test) return;
+    this.deps.events.push(decisionEvent(kind, d, this.deps.visitors.context(req, res)));
+    this.deps.delivery?.record(this.deps.data.current, kind === EventKind.IMPRESSION ? 'views' : 'clicks', d);
+  }
+
+  private recordVideo(event: string, d: Decision, req: http.IncomingMessage, res: http.ServerResponse): void {
+    if (d.test) return;
+    this.deps.events.push(videoEvent(event, d, this.deps.visitors.context(req, res)));
+  }
+}
+
+function sendGif(res: http.ServerResponse): void {
+  res.writeHead(200, { 'Content-Type': 'image/gif', 'Content-Length': GIF.length, 'Cache-Control': 'no-store' });
+  res.end(GIF);
+}
