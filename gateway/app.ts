@@ -192,7 +192,7 @@ export function refuseOffServeOrigin(req: http.IncomingMessage, res: http.Server
 }
 
 /** The `route` label (and span name) of the public serve paths. */
-export const SERVE_ROUTE = '/adserve, /serve/*';
+export const SERVE_ROUTE = '/adserve, /serve/*, /vast*';
 
 /**
  * Refuses an API request over HTTPS that carries no well-formed key, before express sees it: the

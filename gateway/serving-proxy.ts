@@ -77,12 +77,12 @@ export function normalServePath(path: string): boolean {
   });
 }
 
-/** The ad paths anyone may call: tags, decisions and tracking beacons. */
+/** The ad paths anyone may call: tags, decisions and tracking beacons, and video players' VAST and its tracking. */
 export function isPublicServePath(path: string): boolean {
-  return path === '/adserve' || path.startsWith('/adserve/') || path.startsWith('/serve/');
+  return path === '/adserve' || path.startsWith('/adserve/') || path.startsWith('/serve/') || path === '/vast.spark' || path.startsWith('/vast/');
 }
 
-/** `/adserve/...` and `/serve/...`: public, before any key check. */
+/** `/adserve/...`, `/serve/...`, `/vast.spark` and `/vast/...`: public, before any key check. */
 export function publicServeProxy(): express.RequestHandler {
   return createProxyMiddleware({
     target: target(),

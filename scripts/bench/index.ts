@@ -114,7 +114,16 @@ export async function runBench(opts = optionsFromArgs()): Promise<{ results: Cas
           (res) => {
             let text = '';
             res.on('data', (c) => (text += c));
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }));
+            // JSON when it is (the API), else the text (VAST XML).
+            res.on('end', () => {
+              let parsed: unknown = text || undefined;
+              try {
+                parsed = text ? JSON.parse(text) : undefined;
+              } catch {
+                /* not JSON */
+              }
+              resolve({ status: res.statusCode ?? 0, body: parsed });
+            });
           },
         );
         req.on('error', reject);

@@ -1,7 +1,7 @@
 import type { DecisionEntity } from '../../proto/gen/adserver/inventory/v1/decision_data';
 import type { Candidate, DecisionData } from './decision-store';
 import type { Decision } from './tracking';
-import { hasEvent, type LinearEvent, type VastAd, type VastCompanion, type VastNonLinear, type VastResource, type VastTracking, type VastVersion } from './vast';
+import { hasEvent, vastAdXml, type LinearEvent, type VastAd, type VastCompanion, type VastNonLinear, type VastResource, type VastTracking, type VastVersion } from './vast';
 
 /**
  * A decision as a VAST ad: the VAST ad item of the 2/3 model with its media files, companions and
@@ -112,6 +112,21 @@ export interface VastAdOptions {
   sequence?: number;
   /** Wrappers of this platform already followed to reach this request. */
   wrapperDepth: number;
+}
+
+/** Stand-ins for a decision's token and id in a cached `<Ad>` (no stored text holds a NUL). */
+const TOKEN = '\u0000T';
+const DECISION = '\u0000D';
+
+/**
+ * A decision's `<Ad>` element. Everything but its token and id is the same for every decision of the
+ * ad item (in a version, position and wrapper depth), so it is rendered once per snapshot and each
+ * decision only fills in those two: a VAST document carries its token some twenty-five times.
+ */
+export function vastAdElement(data: DecisionData, d: Decision, o: VastAdOptions): string {
+  const key = `vast-ad:${d.account}:${d.adItem}:${o.version}:${o.sequence ?? 0}:${o.wrapperDepth}:${o.urls.base}`;
+  const template = data.memo(key, () => vastAdXml(o.version, vastAdFor(data, { ...d, id: DECISION }, { ...o, urls: { base: o.urls.base, token: TOKEN } })));
+  return template.replaceAll(TOKEN, o.urls.token).replaceAll(DECISION, d.id);
 }
 
 /** The VAST ad of a decision (the caller checked it with vastPlayable). */

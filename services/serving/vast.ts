@@ -270,15 +270,20 @@ function wrapper(version: VastVersion, ad: VastWrapperAd): string {
   return `<Wrapper${follow}>${system}${tag}${error}${impressions}${creatives}</Wrapper>`;
 }
 
+/** One `<Ad>` element. */
+export function vastAdXml(version: VastVersion, a: VastAd): string {
+  const base = 'inline' in a ? a.inline : a.wrapper;
+  const sequence = version !== '2.0' && base.sequence !== undefined ? ` sequence="${base.sequence}"` : '';
+  return `<Ad id="${attr(base.id)}"${sequence}>${'inline' in a ? inline(version, a.inline) : wrapper(version, a.wrapper)}</Ad>`;
+}
+
+/** The VAST document around `<Ad>` elements (vastAdXml); none: an empty VAST. */
+export function vastDocument(version: VastVersion, adElements: readonly string[]): string {
+  const ns = version === '4.2' ? ' xmlns="http://www.iab.com/VAST"' : '';
+  return `<?xml version="1.0" encoding="UTF-8"?><VAST version="${version}"${ns}>${adElements.join('')}</VAST>`;
+}
+
 /** The VAST document of the ads (an ad pod when several carry a sequence); no ad: an empty VAST. */
 export function vastXml(version: VastVersion, ads: VastAd[]): string {
-  const ns = version === '4.2' ? ' xmlns="http://www.iab.com/VAST"' : '';
-  const body = ads
-    .map((a) => {
-      const base = 'inline' in a ? a.inline : a.wrapper;
-      const sequence = version !== '2.0' && base.sequence !== undefined ? ` sequence="${base.sequence}"` : '';
-      return `<Ad id="${attr(base.id)}"${sequence}>${'inline' in a ? inline(version, a.inline) : wrapper(version, a.wrapper)}</Ad>`;
-    })
-    .join('');
-  return `<?xml version="1.0" encoding="UTF-8"?><VAST version="${version}"${ns}>${body}</VAST>`;
+  return vastDocument(version, ads.map((a) => vastAdXml(version, a)));
 }

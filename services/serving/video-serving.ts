@@ -11,8 +11,8 @@ import { decisionEvent, videoEvent, type EventSink } from './events';
 import { decisionOf } from './render';
 import { HttpError, vastRequest, type ServeRequest } from './request';
 import type { Decision, TokenSigner } from './tracking';
-import { vastXml, type VastAd, type VastVersion } from './vast';
-import { vastAdFor, vastPlayable } from './vast-serving';
+import { vastDocument, type VastVersion } from './vast';
+import { vastAdElement, vastPlayable } from './vast-serving';
 import type { Visitors } from './visitor';
 
 /**
@@ -81,16 +81,16 @@ export class VideoServing {
       }
     }
     const now = this.deps.clock.now();
-    const ads: VastAd[] = [];
+    const ads: string[] = [];
     const ctx = chosen.length ? this.deps.visitors.context(req, res, r.ip) : undefined;
     chosen.forEach((c, i) => {
       const d = decisionOf(c, r, false, now);
       if (c.placement) this.deps.delivery?.decided(data, c, now, d.id);
       const token = encodeURIComponent(this.deps.signer.sign(d));
-      ads.push(vastAdFor(data, d, { version, urls: { base: this.base, token }, sequence: size > 1 ? i + 1 : undefined, wrapperDepth: r.wrapperDepth }));
+      ads.push(vastAdElement(data, d, { version, urls: { base: this.base, token }, sequence: size > 1 ? i + 1 : undefined, wrapperDepth: r.wrapperDepth }));
       this.deps.events.push(decisionEvent(EventKind.RESPONSE, d, ctx!));
     });
-    const xml = vastXml(version, ads);
+    const xml = vastDocument(version, ads);
     res.writeHead(200, { 'Content-Type': 'application/xml; charset=utf-8', 'Content-Length': Buffer.byteLength(xml), 'Cache-Control': 'no-store' });
     res.end(xml);
   }

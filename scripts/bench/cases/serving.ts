@@ -98,10 +98,60 @@ function goalDecisionPath(ctx: BenchContext): Promise<string> {
   return goalsPath;
 }
 
+let vastPath: Promise<string> | undefined;
+
+/**
+ * A VAST zone with one video ad (two renditions and a companion, each a part the document names) on a
+ * schedule like the plain decision's: `/vast.spark` answers it as VAST 4.2 (issue target: at least 0.8x
+ * the display decision of the same run).
+ */
+function vastDecisionPath(ctx: BenchContext): Promise<string> {
+  vastPath ??= (async () => {
+    const { accountId, liveKey } = await ctx.newKey();
+    const post = async (path: string, body: unknown) => {
+      const res = await ctx.api('POST', path, body, liveKey);
+      if (res.status !== 200) throw new Error(`bench setup ${path} failed: ${JSON.stringify(res.body)}`);
+      return res.body;
+    };
+    const publisher = await post('/v2/publishers', { name: 'Bench video publisher' });
+    const zone = await post('/v2/vast-zones', { name: 'Bench pre-roll', publisher: publisher.id, vast_version: '4.2' });
+    const item = await post('/v2/vast-ad-items', { name: 'Bench spot', duration: '00:00:15', skippable: true, skip_duration: '00:00:05', location: 'https://advertiser.example/' });
+    await post('/v2/vast-media/linear', { ad_item: item.id, type: 'video/mp4', width: 1280, height: 720, creative_url: 'https://cdn.example/bench-720.mp4' });
+    await post('/v2/vast-media/linear', { ad_item: item.id, type: 'video/webm', width: 640, height: 360, creative_url: 'https://cdn.example/bench-360.webm' });
+    await post('/v2/vast-companions', { ad_item: item.id, width: 300, height: 250, content: 'https://cdn.example/bench.png', location: 'https://advertiser.example/' });
+    const schedule = await post('/v2/vast-schedules', { start_date: at(Date.now() - 86_400_000) });
+    await post('/v2/vast-placements', { zone: zone.id, advertisement: { id: item.id, type: 'vast_ad_item' }, schedule: schedule.id });
+    const path = `/vast.spark?setID=${zone.id}&ID=${accountId}`;
+    for (let i = 0; i < 100; i++) {
+      const res = await ctx.api('GET', path, undefined, '');
+      if (typeof res.body === 'string' && res.body.includes('<Ad ')) return path;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error('the VAST bench zone never reached the serving process');
+  })();
+  return vastPath;
+}
+
+const DISPLAY_DECISION = 'ad decision: serving direct (plain HTTP)';
+
 export const servingCases: BenchCase[] = [
   {
-    name: 'ad decision: serving direct (plain HTTP)',
-    run: async (ctx) => load(ctx, 'ad decision: serving direct (plain HTTP)', { port: Number(ctx.env.SERVING_PORT), path: await decisionPath(ctx), key: '', plainHttp: true }),
+    name: DISPLAY_DECISION,
+    run: async (ctx) => load(ctx, DISPLAY_DECISION, { port: Number(ctx.env.SERVING_PORT), path: await decisionPath(ctx), key: '', plainHttp: true }),
+  },
+  {
+    name: 'VAST decision (4.2, linear and companion): serving direct',
+    async run(ctx) {
+      const r = await load(ctx, 'VAST decision (4.2, linear and companion): serving direct', { port: Number(ctx.env.SERVING_PORT), path: await vastDecisionPath(ctx), key: '', plainHttp: true });
+      // Judged against the display decision measured just before it in this run.
+      const display = ctx.results.find((x) => x.name === DISPLAY_DECISION);
+      if (display?.reqPerSec) {
+        const ratio = r.reqPerSec / display.reqPerSec;
+        r.note = `${ratio.toFixed(2)}x the display decision (target 0.8x)`;
+        r.met = ratio >= 0.8;
+      }
+      return r;
+    },
   },
   {
     name: 'ad decision with every kind of rule: serving direct',
