@@ -4,6 +4,7 @@ import { envInt } from '../services/shared/config';
 import { ctxOf } from './context';
 import { apiErrors, ApiError, versionStatus } from './errors';
 import { jsonBody } from './json-body';
+import { isUploadRequest, uploadFingerprint } from './multipart';
 import type { SharedState } from './redis-state';
 
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -95,10 +96,12 @@ function canonical(value: unknown): string {
   return JSON.stringify(value) ?? 'undefined';
 }
 
-function fingerprintOf(req: Request): string {
+async function fingerprintOf(req: Request): Promise<string> {
   const query = new URL(req.originalUrl, 'https://x').searchParams;
   query.sort();
-  return crypto.createHash('sha256').update(`${req.method} ${req.path}?${query.toString()}\n${canonical(req.body)}`).digest('hex');
+  // A form's boundary is random per send: what must match is its parts and the file's bytes.
+  const body = isUploadRequest(req) ? await uploadFingerprint(req, (b) => crypto.createHash('sha256').update(b).digest('hex')) : req.body;
+  return crypto.createHash('sha256').update(`${req.method} ${req.path}?${query.toString()}\n${canonical(body)}`).digest('hex');
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -142,7 +145,7 @@ export function idempotency(state: SharedState, bodyLimit: string) {
     const { tenant } = ctx;
     const hashed = crypto.createHash('sha256').update(rawKey).digest('hex');
     const key = `${state.prefix}idempotency:${tenant.accountId}:${tenant.mode}:${hashed}`;
-    const fingerprint = fingerprintOf(req);
+    const fingerprint = await fingerprintOf(req);
     // The owning service records the key with what it creates: that, not this cache, is what makes a
     // retry after a crash or a Redis outage find the first result.
     ctx.idempotency = { key: hashed, fingerprint };

@@ -1,5 +1,6 @@
 import { apiErrors } from './errors';
-import express, { type RequestHandler } from 'express';
+import express, { type Request, type RequestHandler } from 'express';
+import { isUploadRequest } from './multipart';
 
 /**
  * The first member name that appears twice in one object of a JSON text, or undefined. JSON.parse keeps
@@ -49,11 +50,14 @@ export function duplicateMemberError(name: string) {
   return apiErrors.invalid([{ field: name, type: 'invalid_value', message: `'${name}' is given more than once in the body; give each member once.` }]);
 }
 
-/** The API's JSON body parser (every content type is read as JSON), refusing repeated members with 400. */
+/**
+ * The API's JSON body parser (every content type is read as JSON, except the multipart forms of the
+ * creative upload routes, which read their own body), refusing repeated members with 400.
+ */
 export function jsonBody(limit: string): RequestHandler {
   return express.json({
     limit,
-    type: () => true,
+    type: (req) => !isUploadRequest(req as Request),
     strict: false,
     verify: (_req, _res, buf) => {
       const name = duplicateMember(buf.toString('utf8'));

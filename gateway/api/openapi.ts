@@ -2,7 +2,7 @@ import { GROUPS, KINDS, getKind, type ApiVersion, type FieldSpec, type Operation
 import { MAX_DEPTH, MAX_LIMIT, DEFAULT_LIMIT } from './params';
 import { resourceRouteTable } from './resources';
 import type { RouteTable } from './route-table';
-import { routeDocs, type JsonSchema, type RouteDoc } from './route-docs';
+import { multipartBodyDocs, routeDocs, type JsonSchema, type RouteDoc } from './route-docs';
 import { objectNameOf, viewOf, type View } from './views';
 
 /**
@@ -168,6 +168,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'The API key is missing or invalid, or the account may not do this.',
   404: 'No such resource for this key (another account or mode counts as none).',
   409: 'Conflict (an Idempotency-Key reused with another request, or a resource already used).',
+  413: 'The uploaded file is larger than the upload limit (CREATIVE_UPLOAD_MAX_BYTES).',
   429: 'Over the rate limit; retry after `Retry-After` seconds.',
   503: 'A service is unavailable; retry shortly.',
 };
@@ -179,6 +180,7 @@ function operation(version: ApiVersion, method: Method, o: {
   tag: string;
   parameters: Record<string, unknown>[];
   body?: JsonSchema;
+  multipart?: JsonSchema;
   response: JsonSchema;
   contentType?: string;
   errors?: number[];
@@ -194,8 +196,18 @@ function operation(version: ApiVersion, method: Method, o: {
     tags: [o.tag],
     parameters: o.parameters,
     ...(o.body ? { requestBody: { required: true, content: { 'application/json': { schema: o.body } } } } : {}),
+    ...(o.multipart ? { requestBody: { required: true, content: multipartContent(o.multipart) } } : {}),
     responses,
   };
+}
+
+/** A multipart/form-data body: its file parts are sent as raw bytes, its `attributes` part as JSON text. */
+function multipartContent(schema: JsonSchema): Record<string, unknown> {
+  const props = Object.keys((schema.properties ?? {}) as Record<string, unknown>);
+  const encoding: Record<string, unknown> = {};
+  if (props.includes('file')) encoding.file = { contentType: 'application/octet-stream' };
+  if (props.includes('attributes')) encoding.attributes = { contentType: 'application/json, text/plain' };
+  return { 'multipart/form-data': { schema, encoding } };
 }
 
 function errorSchema(version: ApiVersion): JsonSchema {
@@ -269,6 +281,7 @@ export function openApiDocument(version: ApiVersion): Record<string, unknown> {
         ...Object.entries(doc.query ?? {}).map(([name, q]) => queryParam(name, fieldSchema(q, version), q.description ?? '')),
       ],
       body: doc.body ? bodySchema(doc.body, version) : undefined,
+      multipart: doc.multipart,
       response: responseSchema(doc, version),
       contentType: doc.contentType,
       errors: doc.errors,
@@ -314,6 +327,14 @@ export function openApiDocument(version: ApiVersion): Record<string, unknown> {
       add(item, 'delete', operation(version, 'delete', { id: idOf('delete', openApiPath(item)), summary: `Delete a ${title}`, description: note('delete'), tag, parameters: [...scope, ...idParam], response: { type: 'object', properties: deleted } }));
     }
     if (view.spec.archive) addArchive(view, add);
+  }
+
+  // Catalog creates that also take an uploaded file: the form next to the JSON body, and the 413.
+  for (const m of multipartBodyDocs(version)) {
+    const op = paths[openApiPath(m.path)]?.[m.method] as { requestBody?: { required?: boolean; content: Record<string, unknown> }; responses: Record<string, unknown> } | undefined;
+    if (!op) continue;
+    op.requestBody = { ...(op.requestBody ?? {}), required: true, content: { ...(op.requestBody?.content ?? {}), ...multipartContent(m.schema) } };
+    op.responses['413'] = { description: STATUS_TEXT[413], content: { 'application/json': { schema: ref('error') } } };
   }
 
   return {

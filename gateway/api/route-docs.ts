@@ -28,6 +28,8 @@ export interface RouteDoc {
   query?: Record<string, FieldSpec & { description?: string }>;
   /** Body members in the catalog's field language (the same specs the handler checks with). */
   body?: Record<string, FieldSpec>;
+  /** A multipart/form-data body instead, described by this schema (file uploads). */
+  multipart?: JsonSchema;
   response: ResponseDoc;
   /** Served by a proxy outside the route table (set by `describeProxiedRoute`). */
   proxied?: boolean;
@@ -68,4 +70,19 @@ export function proxiedRouteDocs(): RouteDoc[] {
 export function documentedRoute(router: Router, doc: RouteDoc, handler: Handler): void {
   docs.set(`${doc.method} ${doc.path}`, doc);
   router[doc.method](doc.path, handler);
+}
+
+const multipartBodies = new Map<string, { method: RouteDoc['method']; path: string; schema: JsonSchema }>();
+
+/**
+ * Adds a multipart/form-data body to an operation the catalog documents (a creative's create also
+ * takes an uploaded file), next to its JSON body.
+ */
+export function describeMultipartBody(method: RouteDoc['method'], path: string, schema: JsonSchema): void {
+  multipartBodies.set(`${method} ${path}`, { method, path, schema });
+}
+
+/** The multipart bodies registered for catalog operations of a version. */
+export function multipartBodyDocs(version: ApiVersion): { method: RouteDoc['method']; path: string; schema: JsonSchema }[] {
+  return [...multipartBodies.values()].filter((d) => d.path.startsWith(`/${version}/`));
 }

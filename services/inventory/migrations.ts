@@ -67,4 +67,10 @@ export const inventoryMigrations: Migration[] = [
     name: '0111_native_to_image_task_keys',
     up: (db) => addIdempotencyColumns(db, 'native_to_image_tasks'),
   },
+  {
+    // Uploaded media is already compressed: storing it uncompressed lets a Range request's substring()
+    // read only the TOAST chunks it needs instead of inflating a whole video per slice.
+    name: '0112_creative_files_external_storage',
+    up: (db) => db.raw('alter table creative_files alter column body set storage external'),
+  },
 ];

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { CreativeFilesService, type CreativeFile, type GetCreativeFileRequest } from '../../proto/gen/adserver/inventory/v1/creative_files';
+import { CreativeFilesService, type CreativeFile, type GetCreativeFileRequest, type PutCreativeFileRequest } from '../../proto/gen/adserver/inventory/v1/creative_files';
 import {
   AdItemTasksService,
   type GetNativeToImageTaskRequest,
@@ -10,6 +10,7 @@ import { getKind, type Json, type ParameterError } from '../shared/catalog';
 import { parseSize, sizeProblem } from '../shared/catalog/validate';
 import { LeaseQueue } from '../shared/lease-queue';
 import { envInt, serveBaseUrl } from '../shared/config';
+import { EXTENSIONS, uploadMaxBytes } from '../shared/creative-files';
 import type { Database } from '../shared/db';
 import { formatTimestamp } from '../shared/db';
 import { fail } from '../shared/errors';
@@ -265,13 +266,33 @@ export async function startNativeToImageWorker(db: Database, store: ResourceStor
   };
 }
 
-/** CreativeFiles: the bytes behind the `file_url` of creatives the platform made. */
+/** CreativeFiles: the bytes behind the `file_url` of creatives the platform made or was sent. */
 export function creativeFilesBinding(db: Database): ServiceBinding {
+  const knex = db.knex;
   return implement('inventory.CreativeFiles', CreativeFilesService, {
     async getCreativeFile(req: GetCreativeFileRequest): Promise<CreativeFile> {
-      const row = typeof req.name === 'string' && /^[A-Za-z0-9._-]{1,96}$/.test(req.name) ? await db.knex('creative_files').where({ name: req.name }).first() : undefined;
-      if (!row) throw fail.notFound('creative file', req.name.slice(0, 96));
-      return { name: row.name, contentType: row.content_type, body: row.body, etag: row.etag };
+      if (typeof req.name !== 'string' || !/^[A-Za-z0-9._-]{1,96}$/.test(req.name)) throw fail.notFound('creative file', String(req.name).slice(0, 96));
+      // substring() of bytea stored EXTERNAL (migration 0112) reads only the slice's TOAST chunks.
+      const from = Number(req.offset ?? 0) + 1;
+      const slice = req.length ? knex.raw('substring(body from ? for ?) as body', [from, Number(req.length)]) : knex.raw('substring(body from ?) as body', [from]);
+      const row = await knex('creative_files').where({ name: req.name }).first('name', 'content_type', 'etag', knex.raw('octet_length(body)::bigint as size'), slice);
+      if (!row) throw fail.notFound('creative file', req.name);
+      return { name: row.name, contentType: row.content_type, body: row.body, etag: row.etag, size: Number(row.size) };
+    },
+
+    async putCreativeFile(req: PutCreativeFileRequest, c): Promise<CreativeFile> {
+      const t = tenantFromMetadata(c.metadata);
+      const ext = EXTENSIONS[req.contentType];
+      const body = Buffer.from(req.body ?? []);
+      if (!ext) throw fail.invalid([{ field: 'content_type', type: 'invalid_value', message: `Files of type '${String(req.contentType).slice(0, 127)}' are not stored.` }]);
+      if (!body.length) throw fail.invalid([{ field: 'file', type: 'invalid_value', message: 'The file is empty.' }]);
+      if (body.length > uploadMaxBytes()) throw fail.invalid([{ field: 'file', type: 'invalid_value', message: `The file is larger than ${uploadMaxBytes()} bytes.` }]);
+      const hash = (prefix: string) => crypto.createHash('sha256').update(prefix).update(body).digest('hex');
+      // Named by tenant and content: a retry stores nothing new, and test and live files never share a row.
+      const name = `upload-${hash(`${t.accountId}:${t.mode}:`).slice(0, 48)}.${ext}`;
+      const etag = hash('').slice(0, 32);
+      await knex('creative_files').insert({ name, account_id: t.accountId, mode: t.mode, content_type: req.contentType, body, etag }).onConflict('name').ignore();
+      return { name, contentType: req.contentType, body: Buffer.alloc(0), etag, size: body.length };
     },
   });
 }

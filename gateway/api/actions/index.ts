@@ -6,6 +6,7 @@ import { removedEndpoints } from './removed';
 import { reportActions } from './reports';
 import { customReportActions } from './custom-reports';
 import { forecastActions } from './forecasts';
+import { creativeUploadActions } from './creative-uploads';
 
 /**
  * Operations beyond the catalog's CRUD, each a module that mounts its routes (and calls its service's
@@ -13,4 +14,4 @@ import { forecastActions } from './forecasts';
  */
 export type ActionModule = (router: Router) => void;
 
-export const ACTION_MODULES: ActionModule[] = [customReportActions, adItemActions, tagActions, selfserveActions, reportActions, forecastActions, removedEndpoints];
+export const ACTION_MODULES: ActionModule[] = [customReportActions, adItemActions, tagActions, selfserveActions, reportActions, forecastActions, creativeUploadActions, removedEndpoints];

@@ -1,4 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
+import { uploadMaxBytes } from '../creative-files';
 import { HealthCheckResponse_ServingStatus, HealthService, type HealthServer } from '../../../proto/gen/grpc/health/v1/health';
 import { bindHost, envInt } from '../config';
 import { ServiceError } from '../errors';
@@ -135,7 +136,8 @@ export interface ServiceBinding {
  * GRPC_MAX_CONNECTION_AGE_MS=0 turns the limit off.
  */
 export function serverOptions(): grpc.ServerOptions {
-  const options: grpc.ServerOptions = { 'grpc.max_receive_message_length': 8 * 1024 * 1024 };
+  // Inventory's PutCreativeFile carries a whole uploaded creative file in one message.
+  const options: grpc.ServerOptions = { 'grpc.max_receive_message_length': Math.max(8 * 1024 * 1024, uploadMaxBytes() + 64 * 1024) };
   const age = envInt('GRPC_MAX_CONNECTION_AGE_MS', 300_000);
   if (age > 0) {
     options['grpc.max_connection_age_ms'] = age;

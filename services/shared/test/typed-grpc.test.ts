@@ -33,7 +33,10 @@ describe('typed gRPC plumbing', () => {
       implement('inventory.CreativeFiles', CreativeFilesService, {
         async getCreativeFile(req) {
           if (req.name === 'missing') throw fail.notFound('creative file', req.name);
-          return { name: req.name, contentType: 'image/svg+xml', body: Buffer.from('<svg/>'), etag: 'e1' };
+          return { name: req.name, contentType: 'image/svg+xml', body: Buffer.from('<svg/>'), etag: 'e1', size: 6 };
+        },
+        async putCreativeFile() {
+          throw fail.invalid([{ field: 'file', type: 'invalid_value', message: 'not in this test' }]);
         },
       }),
     ], '127.0.0.1');
@@ -49,15 +52,15 @@ describe('typed gRPC plumbing', () => {
 
   it('answers a typed call with the typed message', async () => {
     const files = serviceClient('inventory', CreativeFilesClient);
-    const file = await files.getCreativeFile({ name: 'a.svg' }, { idempotent: true });
+    const file = await files.getCreativeFile({ name: 'a.svg', offset: 0, length: 0 }, { idempotent: true });
     expect(file).toMatchObject({ name: 'a.svg', contentType: 'image/svg+xml', etag: 'e1' });
     expect(file.body.toString()).toBe('<svg/>');
-    expect(Object.keys(files)).toEqual(['getCreativeFile']);
+    expect(Object.keys(files)).toEqual(['getCreativeFile', 'putCreativeFile']);
   });
 
   it('passes a handler failure through as its status', async () => {
     const files = serviceClient('inventory', CreativeFilesClient);
-    await expect(files.getCreativeFile({ name: 'missing' })).rejects.toMatchObject({ code: status.NOT_FOUND, details: 'No creative file with id missing exists.' });
+    await expect(files.getCreativeFile({ name: 'missing', offset: 0, length: 0 })).rejects.toMatchObject({ code: status.NOT_FOUND, details: 'No creative file with id missing exists.' });
     expect(fail.notFound('creative file', 'x')).toBeInstanceOf(ServiceError);
   });
 
@@ -65,7 +68,7 @@ describe('typed gRPC plumbing', () => {
     // A bare generated client: no token in its metadata.
     const bare = new CreativeFilesClient(`127.0.0.1:${server.port}`, credentials.createInsecure());
     try {
-      const err = await new Promise((resolve) => bare.getCreativeFile({ name: 'a.svg' }, (e) => resolve(e)));
+      const err = await new Promise((resolve) => bare.getCreativeFile({ name: 'a.svg', offset: 0, length: 0 }, (e) => resolve(e)));
       expect(err).toMatchObject({ code: status.UNAUTHENTICATED });
     } finally {
       bare.close();

@@ -17,8 +17,9 @@ export const mediaGroup: ResourceKind = {
 };
 
 /**
- * Creative metadata. The file itself lives at `file_url` (given by the caller, or a file the platform
- * wrote under DATA_DIR, such as a rendered native ad).
+ * Creative metadata. The file itself lives at `file_url`: given by the caller, or a file in inventory's
+ * database served at `GET /creatives/{name}` (uploaded with multipart/form-data, see
+ * gateway/api/actions/creative-uploads.ts, or made by the platform, such as a rendered native ad).
  */
 function creative(type: 'image' | 'video' | 'audio' | 'rich_media', extra: Record<string, FieldSpec>): ResourceKind {
   const segment = type.replace('_', '-');
