@@ -82,7 +82,7 @@ export class Conversions {
     e.conversionValue = attributed ? value : '';
     e.conversionReference = reference;
     // A conversion of video inventory counts in the VAST reports.
-    if (kind.startsWith('vast_')) e.vast = true;
+    if (/^vast4?_/.test(kind)) e.vast = true;
     this.events.push(e);
     if (attributed && d.placement) this.delivery?.record(this.data.current, 'conversions', { id: eventId, account, placement: d.placement });
   }

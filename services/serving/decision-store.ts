@@ -51,10 +51,10 @@ export interface Excluded {
   detail: string;
 }
 
-const AD_ITEM_KINDS: ReadonlySet<string> = new Set([...DISPLAY_AD_ITEM_KINDS, 'vast_ad_item']);
+const AD_ITEM_KINDS: ReadonlySet<string> = new Set([...DISPLAY_AD_ITEM_KINDS, 'vast_ad_item', 'vast4_ad']);
 
 /** The campaign kind an assignment belongs to. */
-const campaignKindOf = (e: DecisionEntity) => (e.kind === 'vast_campaign_assignment' ? 'vast_campaign' : 'standard_campaign');
+const campaignKindOf = (e: DecisionEntity) => (e.kind === 'vast_campaign_assignment' || e.kind === 'vast4_campaign_assignment' ? 'vast_campaign' : 'standard_campaign');
 const ZONE_KINDS = new Set(['standard_zone', 'email_zone']);
 
 /**
@@ -67,7 +67,21 @@ const HELD_AS: Readonly<Record<string, string>> = {
   vast_channel: 'channel',
   vast_channel_zone_assignment: 'channel_zone_assignment',
   vast_campaign_assignment: 'campaign_assignment',
+  vast4_placement: 'placement',
+  vast4_campaign_assignment: 'campaign_assignment',
 };
+
+/** The resource a part of a VAST ad belongs to (its media file's ad item, a 4.2 linear's creative...), when it is one. */
+function parentOf(e: DecisionEntity): [string, number] | undefined {
+  const adItem = e.vastMedia?.adItem ?? e.vastCompanion?.adItem ?? e.vastTracking?.adItem;
+  if (adItem) return ['vast_ad_item', adItem];
+  if (e.vast4Creative) return ['vast4_ad', e.vast4Creative.ad];
+  const creative = e.vast4Linear?.creative ?? e.vast4Overlay?.creative ?? e.vast4UniversalAdId?.creative;
+  if (creative) return ['vast4_creative', creative];
+  if (e.vast4File) return ['vast4_linear', e.vast4File.linear];
+  if (e.vast4IconFallback) return ['vast4_icon', e.vast4IconFallback.icon];
+  return undefined;
+}
 const key = (account: number, kind: string, id: number) => `${account}:${HELD_AS[kind] ?? kind}:${id}`;
 
 /** The media files, companions and tracking URLs of one VAST ad item. */
@@ -94,8 +108,8 @@ export class DecisionData {
   private readonly placementsByChannel = new Map<string, Set<number>>();
   /** Placements by schedule: a schedule's quota counts the views or clicks of every placement on it. */
   private readonly placementsBySchedule = new Map<string, Set<number>>();
-  /** Media files, companions and tracking URLs by their VAST ad item. */
-  private readonly partsByVastAd = new Map<string, Set<string>>();
+  /** The parts of VAST ads by the resource they belong to (parentOf). */
+  private readonly partsByParent = new Map<string, Set<string>>();
   /** Values derived from the snapshot (delivery goals), emptied by every change like `targeting`. */
   private readonly derived = new Map<string, unknown>();
   /** Parsed forms of targets, kept with the entity they came from (an update replaces the entity). */
@@ -113,7 +127,7 @@ export class DecisionData {
     this.targeting.clear();
     this.derived.clear();
     this.placementsBySchedule.clear();
-    this.partsByVastAd.clear();
+    this.partsByParent.clear();
     this.entities.clear();
     this.placementsByZone.clear();
     this.assignmentsByCampaign.clear();
@@ -144,35 +158,37 @@ export class DecisionData {
     if (e.placement?.channel) this.index(this.placementsByChannel, key(e.account, 'channel', e.placement.channel), e.id, add);
     if (e.assignment) this.index(this.assignmentsByCampaign, key(e.account, campaignKindOf(e), e.assignment.campaign), e.id, add);
     if (e.channelZone) this.index(this.channelLinksByZone, key(e.account, e.channelZone.zoneKind, e.channelZone.zone), e.id, add);
-    const part = e.vastMedia?.adItem ?? e.vastCompanion?.adItem ?? e.vastTracking?.adItem;
-    if (part) {
-      const k = key(e.account, 'vast_ad_item', part);
-      let set = this.partsByVastAd.get(k);
+    const parent = parentOf(e);
+    if (parent) {
+      const k = key(e.account, parent[0], parent[1]);
+      let set = this.partsByParent.get(k);
       if (add) {
-        if (!set) this.partsByVastAd.set(k, (set = new Set()));
+        if (!set) this.partsByParent.set(k, (set = new Set()));
         set.add(`${e.kind}:${e.id}`);
       } else if (set) {
         set.delete(`${e.kind}:${e.id}`);
-        if (!set.size) this.partsByVastAd.delete(k);
+        if (!set.size) this.partsByParent.delete(k);
       }
     }
   }
 
-  /** A VAST ad item's media files, companions and tracking URLs, in id order. */
-  vastParts(account: number, adItem: number): VastParts {
-    return this.memo(`vast-parts:${account}:${adItem}`, () => {
-      const parts: VastParts = { media: [], companions: [], tracking: [] };
-      const refs = [...(this.partsByVastAd.get(key(account, 'vast_ad_item', adItem)) ?? [])];
-      for (const ref of refs) {
-        const [kind, id] = ref.split(':');
-        const e = this.get(account, kind, Number(id));
-        if (e?.vastMedia) parts.media.push(e);
-        else if (e?.vastCompanion) parts.companions.push(e);
-        else if (e?.vastTracking) parts.tracking.push(e);
+  /** The parts of a VAST resource (a 2/3 ad item's media files, a 4.2 ad's creatives, a linear's files...), in id order. */
+  partsOf(account: number, parentKind: string, parentId: number): DecisionEntity[] {
+    return this.memo(`vast-parts:${account}:${parentKind}:${parentId}`, () => {
+      const out: DecisionEntity[] = [];
+      for (const ref of this.partsByParent.get(key(account, parentKind, parentId)) ?? []) {
+        const sep = ref.indexOf(':');
+        const e = this.get(account, ref.slice(0, sep), Number(ref.slice(sep + 1)));
+        if (e) out.push(e);
       }
-      for (const list of Object.values(parts)) list.sort((a: DecisionEntity, b: DecisionEntity) => a.id - b.id);
-      return parts;
+      return out.sort((a, b) => a.id - b.id);
     });
+  }
+
+  /** A VAST 2/3 ad item's media files, companions and tracking URLs, in id order. */
+  vastParts(account: number, adItem: number): VastParts {
+    const all = this.partsOf(account, 'vast_ad_item', adItem);
+    return { media: all.filter((e) => e.vastMedia), companions: all.filter((e) => e.vastCompanion), tracking: all.filter((e) => e.vastTracking) };
   }
 
   private unindex(e: DecisionEntity): void {
@@ -289,7 +305,7 @@ export class DecisionData {
     const skip = (placement: number, adItem: number, rule: string, detail: string) => explain?.({ placement, adItem, rule, detail });
     const fits = (item: DecisionEntity, campaign?: DecisionEntity): boolean => {
       // A player sizes what it plays: a VAST ad needs only to be one.
-      if (video) return !!item.vastAd;
+      if (video) return !!item.vastAd || !!item.vast4Ad;
       const ad = item.adItem;
       if (!ad) return false;
       const z = zone.zone!;

@@ -73,7 +73,7 @@ export function decisionEvent(kind: keyof typeof KIND_NAMES, d: Partial<Decision
     price: d.price ?? '',
     currency: d.pricingModel ? 'USD' : '',
     // A VAST decision's events count in the VAST reports only.
-    vast: d.adItemKind === 'vast_ad_item',
+    vast: d.adItemKind === 'vast_ad_item' || d.adItemKind === 'vast4_ad',
   });
 }
 

@@ -307,10 +307,11 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
       case '/vast/imp':
       case '/vast/event':
       case '/vast/error':
+      case '/vast/click':
       case '/vast/companion-click':
         getOnly();
         allowPlayerOrigin(req, res);
-        video.track(p.slice(6) as 'imp' | 'event' | 'error' | 'companion-click', req, res, url.searchParams);
+        video.track(p.slice(6) as 'imp' | 'event' | 'error' | 'click' | 'companion-click', req, res, url.searchParams);
         return `vast-${p.slice(6)}`;
       default:
         throw new HttpError(404, 'resource_not_found_error', `No route ${method} ${p.slice(0, 200)} on the ad server.`);

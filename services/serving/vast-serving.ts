@@ -1,6 +1,7 @@
 import type { DecisionEntity } from '../../proto/gen/adserver/inventory/v1/decision_data';
 import type { Candidate, DecisionData } from './decision-store';
 import type { Decision } from './tracking';
+import { vast4AdFor, vast4Playable } from './vast4-serving';
 import { hasEvent, vastAdXml, type LinearEvent, type VastAd, type VastCompanion, type VastNonLinear, type VastResource, type VastTracking, type VastVersion } from './vast';
 
 /**
@@ -42,7 +43,7 @@ const OWN_EVENTS: readonly { event: LinearEvent; report: string }[] = [
 export const PROGRESS_SECONDS = 5;
 
 /** The reference's tracking types that are linear events, by the VAST event each is in each version. */
-function thirdPartyEvent(type: string, version: VastVersion): LinearEvent | undefined {
+export function thirdPartyEvent(type: string, version: VastVersion): LinearEvent | undefined {
   if (type === 'exitFullScreen') return version === '4.2' ? 'playerCollapse' : 'exitFullscreen';
   if (type === 'fullscreen') return version === '4.2' ? 'playerExpand' : 'fullscreen';
   const same: readonly string[] = ['creativeView', 'start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete', 'mute', 'unmute', 'pause', 'rewind', 'resume', 'expand', 'collapse'];
@@ -58,7 +59,7 @@ export function seconds(hms: string): number {
 }
 
 /** Where the player may offer to skip: `hh:mm:ss`, or a percentage of the duration. */
-function skipOffset(skip: string, duration: number): number | undefined {
+export function skipOffset(skip: string, duration: number): number | undefined {
   if (!skip) return undefined;
   const at = seconds(skip);
   if (!Number.isNaN(at)) return Math.min(at, duration);
@@ -68,7 +69,7 @@ function skipOffset(skip: string, duration: number): number | undefined {
 
 const IMAGE_TYPES: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', svg: 'image/svg+xml' };
 /** A static resource's MIME type from its URL's extension (png when unknown). */
-function imageType(url: string): string {
+export function imageType(url: string): string {
   const ext = /\.([a-z0-9]+)(?:[?#]|$)/i.exec(url)?.[1]?.toLowerCase() ?? '';
   return IMAGE_TYPES[ext] ?? 'image/png';
 }
@@ -80,11 +81,19 @@ export interface VastUrls {
   token: string;
 }
 
-const own = (u: VastUrls, path: string, extra = '') => `${u.base}${path}?t=${u.token}${extra}`;
-const eventUrl = (u: VastUrls, report: string, extra = '') => own(u, '/vast/event', `&e=${report}${extra}`);
+export const own = (u: VastUrls, path: string, extra = '') => `${u.base}${path}?t=${u.token}${extra}`;
+export const eventUrl = (u: VastUrls, report: string, extra = '') => own(u, '/vast/event', `&e=${report}${extra}`);
+
+/** This platform's own tracking of a linear ad's player events in `version`. */
+export function ownTracking(version: VastVersion, urls: VastUrls, duration: number): VastTracking[] {
+  const list: VastTracking[] = OWN_EVENTS.filter((e) => hasEvent(version, e.event)).map((e) => ({ event: e.event, url: eventUrl(urls, e.report) }));
+  if (hasEvent(version, 'progress') && duration > PROGRESS_SECONDS) list.push({ event: 'progress', offset: PROGRESS_SECONDS, url: eventUrl(urls, 'progress') });
+  return list;
+}
 
 /** Whether an ad item can be answered as VAST: a wrapper, or an ad with something to show. */
 export function vastPlayable(data: DecisionData, c: Pick<Candidate, 'account' | 'adItem' | 'adItemKind'>, allowWrapper: boolean): boolean {
+  if (c.adItemKind === 'vast4_ad') return vast4Playable(data, c.account, c.adItem, allowWrapper);
   if (c.adItemKind !== 'vast_ad_item') return false;
   const ad = data.get(c.account, 'vast_ad_item', c.adItem)?.vastAd;
   if (!ad) return false;
@@ -100,7 +109,7 @@ function mediaUrl(data: DecisionData, account: number, m: DecisionEntity): strin
 }
 
 /** A wrapper pointing at this platform's own /vast.spark carries the depth it was reached at (the chain limit). */
-function nextTagUri(wrapperUrl: string, base: string, depth: number): string {
+export function nextTagUri(wrapperUrl: string, base: string, depth: number): string {
   if (!wrapperUrl.startsWith(`${base}/vast.spark?`)) return wrapperUrl;
   return `${wrapperUrl.replace(/([?&])wd=\d*(&|$)/, '$1').replace(/&$/, '')}&wd=${depth + 1}`;
 }
@@ -131,6 +140,7 @@ export function vastAdElement(data: DecisionData, d: Decision, o: VastAdOptions)
 
 /** The VAST ad of a decision (the caller checked it with vastPlayable). */
 export function vastAdFor(data: DecisionData, d: Decision, o: VastAdOptions): VastAd {
+  if (d.adItemKind === 'vast4_ad') return vast4AdFor(data, d, o);
   const ad = data.get(d.account, 'vast_ad_item', d.adItem)!.vastAd!;
   const parts = data.vastParts(d.account, d.adItem);
   const { version, urls } = o;
@@ -138,16 +148,15 @@ export function vastAdFor(data: DecisionData, d: Decision, o: VastAdOptions): Va
   const impressions = [own(urls, '/vast/imp')];
   const error = own(urls, '/vast/error', '&code=[ERRORCODE]');
   const thirdParty = parts.tracking.map((t) => t.vastTracking!);
-  const ownTracking: VastTracking[] = OWN_EVENTS.filter((e) => hasEvent(version, e.event)).map((e) => ({ event: e.event, url: eventUrl(urls, e.report) }));
-  if (hasEvent(version, 'progress') && duration > PROGRESS_SECONDS) ownTracking.push({ event: 'progress', offset: PROGRESS_SECONDS, url: eventUrl(urls, 'progress') });
+  const tracking = ownTracking(version, urls, duration);
   for (const t of thirdParty) {
     const event = thirdPartyEvent(t.event, version);
-    if (event && hasEvent(version, event)) ownTracking.push({ event, url: t.url });
+    if (event && hasEvent(version, event)) tracking.push({ event, url: t.url });
   }
   const clickTracking = [eventUrl(urls, 'click'), ...thirdParty.filter((t) => t.event === 'clicks').map((t) => t.url)];
   const base = { id: `${d.adItem}`, sequence: o.sequence, adSystem: AD_SYSTEM, impressions, error };
   if (ad.wrapperUrl) {
-    return { wrapper: { ...base, adTagUri: nextTagUri(ad.wrapperUrl, urls.base, o.wrapperDepth), followAdditionalWrappers: true, linearTracking: ownTracking, clickTracking } };
+    return { wrapper: { ...base, adTagUri: nextTagUri(ad.wrapperUrl, urls.base, o.wrapperDepth), followAdditionalWrappers: true, linearTracking: tracking, clickTracking } };
   }
   const linearFiles = parts.media.filter((m) => m.vastMedia!.linear && mediaUrl(data, d.account, m));
   const nonLinear: VastNonLinear[] = parts.media
@@ -160,7 +169,7 @@ export function vastAdFor(data: DecisionData, d: Decision, o: VastAdOptions): Va
             : { kind: 'static', value: n.creativeSource, type: n.creativeType === 'javascript_url' ? 'application/javascript' : imageType(n.creativeSource) };
       return {
         width: n.width, height: n.height, resource, minSuggestedDuration: n.minSuggestedDuration || undefined,
-        clickThrough: ad.location ? own(urls, '/serve/click') : undefined, clickTracking: [], tracking: [],
+        clickThrough: ad.location ? own(urls, '/vast/click') : undefined, clickTracking: [], tracking: [],
       };
     });
   const companions: VastCompanion[] = parts.companions.map((e) => {
@@ -197,9 +206,9 @@ export function vastAdFor(data: DecisionData, d: Decision, o: VastAdOptions): Va
               bitrate: f.maxBitrate || f.minBitrate || undefined, codec: f.codec || undefined,
             };
           }),
-          clickThrough: ad.location ? own(urls, '/serve/click') : undefined,
+          clickThrough: ad.location ? own(urls, '/vast/click') : undefined,
           clickTracking: clickTracking.slice(1),
-          tracking: ownTracking,
+          tracking,
         }
         : undefined,
       nonLinear: nonLinear.length ? nonLinear : undefined,

@@ -13,7 +13,8 @@ export const VAST_VERSIONS: readonly VastVersion[] = ['2.0', '3.0', '4.2'];
 export type LinearEvent =
   | 'creativeView' | 'start' | 'firstQuartile' | 'midpoint' | 'thirdQuartile' | 'complete' | 'mute' | 'unmute'
   | 'pause' | 'resume' | 'rewind' | 'skip' | 'close' | 'closeLinear' | 'progress' | 'fullscreen' | 'exitFullscreen'
-  | 'expand' | 'collapse' | 'acceptInvitation' | 'acceptInvitationLinear' | 'playerExpand' | 'playerCollapse';
+  | 'expand' | 'collapse' | 'acceptInvitation' | 'acceptInvitationLinear' | 'playerExpand' | 'playerCollapse'
+  | 'loaded' | 'otherAdInteraction' | 'interactiveStart' | 'adExpand' | 'adCollapse' | 'minimize' | 'overlayViewDuration';
 
 export interface VastTracking {
   event: LinearEvent;
@@ -42,6 +43,28 @@ export interface VastResource {
   type?: string;
 }
 
+/** An icon over a linear ad (AdChoices and the like), 3.0 and later. */
+export interface VastIcon {
+  program: string;
+  width: number;
+  height: number;
+  /** Pixels from the left/top, or left/right, top/bottom. */
+  xPosition: number | string;
+  yPosition: number | string;
+  /** Seconds. */
+  duration?: number;
+  offset?: number;
+  apiFramework?: string;
+  /** 4.2: the ratio of the icon's pixels to the player's. */
+  pxratio?: number;
+  resource: VastResource;
+  clickThrough?: string;
+  clickTracking: string[];
+  viewTracking: string[];
+  /** 4.2: images a player without a browser shows on a click. */
+  fallbackImages?: { width?: number; height?: number; altText?: string; url: string }[];
+}
+
 export interface VastLinear {
   /** Seconds. */
   duration: number;
@@ -56,6 +79,11 @@ export interface VastLinear {
   mezzanine?: { url: string; type: string; width: number; height: number; delivery: 'progressive' | 'streaming' };
   /** 4.2: captions. */
   closedCaptions?: { url: string; type: string; language: string }[];
+  /** 4.2: interactive creative files (SIMID and the like). */
+  interactiveFiles?: { url: string; type: string; apiFramework?: string; variableDuration?: boolean }[];
+  /** 3.0 and later: custom click URLs the player may call. */
+  customClicks?: string[];
+  icons?: VastIcon[];
 }
 
 export interface VastNonLinear {
@@ -138,7 +166,23 @@ const EVENT_VERSIONS: Partial<Record<LinearEvent, readonly VastVersion[]>> = {
   collapse: ['2.0', '3.0'],
   playerExpand: ['4.2'],
   playerCollapse: ['4.2'],
+  loaded: ['4.2'],
+  otherAdInteraction: ['4.2'],
+  interactiveStart: ['4.2'],
+  adExpand: ['4.2'],
+  adCollapse: ['4.2'],
+  minimize: ['4.2'],
+  overlayViewDuration: ['4.2'],
 };
+
+const EVENT_NAMES = new Set<string>([
+  'creativeView', 'start', 'firstQuartile', 'midpoint', 'thirdQuartile', 'complete', 'mute', 'unmute', 'pause', 'resume', 'rewind', 'skip', 'close',
+  'closeLinear', 'progress', 'fullscreen', 'exitFullscreen', 'expand', 'collapse', 'acceptInvitation', 'acceptInvitationLinear', 'playerExpand',
+  'playerCollapse', ...Object.keys(EVENT_VERSIONS),
+]);
+
+/** Whether a name is a tracking event some VAST version has. */
+export const isLinearEvent = (name: string): name is LinearEvent => EVENT_NAMES.has(name);
 
 /** Whether `version`'s schema has this tracking event. */
 export const hasEvent = (version: VastVersion, event: LinearEvent): boolean => EVENT_VERSIONS[event]?.includes(version) ?? true;
@@ -175,12 +219,35 @@ function resource(r: VastResource): string {
   return `<HTMLResource>${cdata(r.value)}</HTMLResource>`;
 }
 
+function icons(version: VastVersion, list: VastIcon[] | undefined): string {
+  if (version === '2.0' || !list?.length) return '';
+  const one = (i: VastIcon) => {
+    const times = `${i.duration !== undefined ? ` duration="${vastTime(i.duration)}"` : ''}${i.offset !== undefined ? ` offset="${vastTime(i.offset)}"` : ''}`;
+    const api = i.apiFramework ? ` apiFramework="${attr(i.apiFramework)}"` : '';
+    const ratio = version === '4.2' && i.pxratio ? ` pxratio="${i.pxratio}"` : '';
+    const head = `<Icon program="${attr(i.program)}" width="${i.width}" height="${i.height}" xPosition="${attr(i.xPosition)}" yPosition="${attr(i.yPosition)}"${times}${api}${ratio}>`;
+    const through = i.clickThrough ? `<IconClickThrough>${cdata(i.clickThrough)}</IconClickThrough>` : '';
+    const tracking = i.clickTracking.map((u) => `<IconClickTracking>${cdata(u)}</IconClickTracking>`).join('');
+    const fallbacks = version === '4.2' && i.fallbackImages?.length
+      ? `<IconClickFallbackImages>${i.fallbackImages
+          .map((f) => `<IconClickFallbackImage${f.width ? ` width="${f.width}"` : ''}${f.height ? ` height="${f.height}"` : ''}>${f.altText ? `<AltText>${cdata(f.altText)}</AltText>` : ''}<StaticResource>${cdata(f.url)}</StaticResource></IconClickFallbackImage>`)
+          .join('')}</IconClickFallbackImages>`
+      : '';
+    // 3.0 lists the trackers before the click-through; 4.2 the fallback images, the click-through, then the trackers.
+    const clicks = through || tracking || fallbacks ? `<IconClicks>${version === '4.2' ? fallbacks + through + tracking : tracking + through}</IconClicks>` : '';
+    const views = i.viewTracking.map((u) => `<IconViewTracking>${cdata(u)}</IconViewTracking>`).join('');
+    return `${head}${resource(i.resource)}${clicks}${views}</Icon>`;
+  };
+  return `<Icons>${list.map(one).join('')}</Icons>`;
+}
+
 function linear(version: VastVersion, l: VastLinear): string {
   const skip = version !== '2.0' && l.skipOffset !== undefined ? ` skipoffset="${vastTime(l.skipOffset)}"` : '';
   const through = l.clickThrough ? `<ClickThrough>${cdata(l.clickThrough)}</ClickThrough>` : '';
   const tracked = l.clickTracking.map((u) => `<ClickTracking>${cdata(u)}</ClickTracking>`).join('');
+  const custom = version === '2.0' ? '' : (l.customClicks ?? []).map((u, i) => `<CustomClick id="custom${i + 1}">${cdata(u)}</CustomClick>`).join('');
   // 4.2 lists the click trackers before the click-through.
-  const clicks = through || tracked ? `<VideoClicks>${version === '4.2' ? tracked + through : through + tracked}</VideoClicks>` : '';
+  const clicks = through || tracked || custom ? `<VideoClicks>${version === '4.2' ? tracked + through : through + tracked}${custom}</VideoClicks>` : '';
   const media = l.mediaFiles
     .map((m) => {
       const extra = `${m.bitrate ? ` bitrate="${m.bitrate}"` : ''}${m.codec && version !== '2.0' ? ` codec="${attr(m.codec)}"` : ''}`;
@@ -194,13 +261,19 @@ function linear(version: VastVersion, l: VastLinear): string {
     ? `<ClosedCaptionFiles>${l.closedCaptions.map((c) => `<ClosedCaptionFile type="${attr(c.type)}" language="${attr(c.language)}">${cdata(c.url)}</ClosedCaptionFile>`).join('')}</ClosedCaptionFiles>`
     : '';
   const params = l.adParameters !== undefined ? `<AdParameters>${cdata(l.adParameters)}</AdParameters>` : '';
+  const interactive = version === '4.2'
+    ? (l.interactiveFiles ?? [])
+        .map((f) => `<InteractiveCreativeFile type="${attr(f.type)}"${f.apiFramework ? ` apiFramework="${attr(f.apiFramework)}"` : ''}${f.variableDuration !== undefined ? ` variableDuration="${f.variableDuration}"` : ''}>${cdata(f.url)}</InteractiveCreativeFile>`)
+        .join('')
+    : '';
+  const iconList = icons(version, l.icons);
   const duration = `<Duration>${vastTime(l.duration)}</Duration>`;
   // 2.0 and 3.0 order Duration, TrackingEvents, AdParameters, VideoClicks, MediaFiles; 4.2 puts
   // TrackingEvents first and VideoClicks last, captions before the media files and the mezzanine after.
   if (version === '4.2') {
-    return `<Linear${skip}>${trackingEvents(version, l.tracking)}${params}${duration}<MediaFiles>${captions}${media}${mezzanine}</MediaFiles>${clicks}</Linear>`;
+    return `<Linear${skip}>${iconList}${trackingEvents(version, l.tracking)}${params}${duration}<MediaFiles>${captions}${media}${mezzanine}${interactive}</MediaFiles>${clicks}</Linear>`;
   }
-  return `<Linear${skip}>${duration}${trackingEvents(version, l.tracking)}${params}${clicks}<MediaFiles>${media}</MediaFiles></Linear>`;
+  return `<Linear${skip}>${iconList}${duration}${trackingEvents(version, l.tracking)}${params}${clicks}<MediaFiles>${media}</MediaFiles></Linear>`;
 }
 
 function nonLinearAds(version: VastVersion, list: VastNonLinear[], tracking: VastTracking[] | undefined): string {

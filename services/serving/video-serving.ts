@@ -14,6 +14,7 @@ import type { Decision, TokenSigner } from './tracking';
 import { vastDocument, type VastVersion } from './vast';
 import { vastAdElement, vastPlayable } from './vast-serving';
 import type { Visitors } from './visitor';
+import { vast4Destination } from './vast4-serving';
 
 /**
  * Video serving: `/vast.spark?setID=&ID=` answers a player with VAST XML (an ad, a pod, a wrapper or
@@ -122,9 +123,9 @@ export class VideoServing {
   }
 
   /** The signed URLs of a VAST document. A forged or altered token is refused; a test decision records nothing. */
-  track(kind: 'imp' | 'event' | 'error' | 'companion-click', req: http.IncomingMessage, res: http.ServerResponse, q: URLSearchParams): void {
+  track(kind: 'imp' | 'event' | 'error' | 'click' | 'companion-click', req: http.IncomingMessage, res: http.ServerResponse, q: URLSearchParams): void {
     const d = this.deps.signer.verify(q.get('t') ?? '');
-    if (!d || d.adItemKind !== 'vast_ad_item') throw new HttpError(400, 'invalid_request_error', 'This tracking link is not valid: it was altered or not made by this ad server.');
+    if (!d || !isVideoDecision(d)) throw new HttpError(400, 'invalid_request_error', 'This tracking link is not valid: it was altered or not made by this ad server.');
     if (kind === 'error') {
       const code = q.get('code') ?? '';
       // A player that did not fill the macro sends it back as written.
@@ -132,6 +133,7 @@ export class VideoServing {
       return sendGif(res);
     }
     if (kind === 'companion-click') return this.companionClick(d, req, res, q);
+    if (kind === 'click') return this.click(d, req, res, q);
     if (kind === 'imp') {
       this.record(EventKind.IMPRESSION, d, req, res);
       if (this.frequencyEventOf(d) === 'view') this.deps.visitors.countView(this.deps.data.current, d, req, res);
@@ -139,9 +141,7 @@ export class VideoServing {
     }
     const event = q.get('e') ?? '';
     if (event === 'click') {
-      this.record(EventKind.CLICK, d, req, res);
-      // A later conversion on the advertiser's page is attributed to this click.
-      if (!d.test) this.deps.visitors.setCookie(res, `adsrv_c=${encodeURIComponent(this.deps.signer.sign(d))}; Max-Age=2592000`);
+      this.recordClick(d, req, res);
       return sendGif(res);
     }
     if (!isVideoEvent(event)) throw new HttpError(400, 'invalid_request_parameters_error', `'e' must name a VAST tracking event this ad server counts, such as start or complete.`);
@@ -150,24 +150,40 @@ export class VideoServing {
     sendGif(res);
   }
 
+  /**
+   * A click-through: counted, then on to the destination of the decision's own ad (the 2/3 item's
+   * location, or the 4.2 linear or non-linear `p` names): the redirect never goes anywhere else.
+   */
+  private click(d: Decision, req: http.IncomingMessage, res: http.ServerResponse, q: URLSearchParams): void {
+    const data = this.deps.data.current;
+    const destination = d.adItemKind === 'vast4_ad'
+      ? vast4Destination(data, d.account, d.adItem, Number(q.get('p')), false)?.url
+      : data.get(d.account, 'vast_ad_item', d.adItem)?.vastAd?.location;
+    if (!destination) return redirect(res, '');
+    this.recordClick(d, req, res);
+    redirect(res, destination);
+  }
+
   /** A companion's click: counted as companionClick<sequence>, then on to the companion's own destination. */
   private companionClick(d: Decision, req: http.IncomingMessage, res: http.ServerResponse, q: URLSearchParams): void {
     const id = Number(q.get('c'));
-    const companion = Number.isSafeInteger(id) ? this.deps.data.current.get(d.account, 'vast_companion', id)?.vastCompanion : undefined;
-    // Only a companion of the decision's own ad item: the redirect never goes anywhere else.
-    if (!companion || companion.adItem !== d.adItem || !companion.location) {
-      res.writeHead(204, { 'Cache-Control': 'no-store' });
-      return void res.end();
+    const data = this.deps.data.current;
+    let target: { url: string; sequence: number } | undefined;
+    if (d.adItemKind === 'vast4_ad') target = Number.isSafeInteger(id) ? vast4Destination(data, d.account, d.adItem, id, true) : undefined;
+    else {
+      const companion = Number.isSafeInteger(id) ? data.get(d.account, 'vast_companion', id)?.vastCompanion : undefined;
+      // Only a companion of the decision's own ad item.
+      if (companion && companion.adItem === d.adItem && companion.location) target = { url: companion.location, sequence: companion.sequence };
     }
-    this.recordVideo(`companionClick${Math.min(5, Math.max(1, companion.sequence))}`, d, req, res);
-    let location = '';
-    try {
-      location = new URL(companion.location).href;
-    } catch {
-      /* not a URL: no redirect */
-    }
-    res.writeHead(location ? 302 : 204, { ...(location ? { Location: location } : {}), 'Cache-Control': 'no-store' });
-    res.end();
+    if (!target) return redirect(res, '');
+    this.recordVideo(`companionClick${Math.min(5, Math.max(1, target.sequence))}`, d, req, res);
+    redirect(res, target.url);
+  }
+
+  private recordClick(d: Decision, req: http.IncomingMessage, res: http.ServerResponse): void {
+    this.record(EventKind.CLICK, d, req, res);
+    // A later conversion on the advertiser's page is attributed to this click.
+    if (!d.test) this.deps.visitors.setCookie(res, `adsrv_c=${encodeURIComponent(this.deps.signer.sign(d))}; Max-Age=2592000`);
   }
 
   /** The player event a placement's frequency cap counts (view: the impression). */
@@ -186,6 +202,21 @@ export class VideoServing {
     if (d.test) return;
     this.deps.events.push(videoEvent(event, d, this.deps.visitors.context(req, res)));
   }
+}
+
+/** A decision of a VAST ad of either model. */
+export const isVideoDecision = (d: Pick<Decision, 'adItemKind'>) => d.adItemKind === 'vast_ad_item' || d.adItemKind === 'vast4_ad';
+
+/** 302 to a destination that is a URL, else 204. */
+function redirect(res: http.ServerResponse, target: string): void {
+  let location = '';
+  try {
+    location = target ? new URL(target).href : '';
+  } catch {
+    /* not a URL: no redirect */
+  }
+  res.writeHead(location ? 302 : 204, { ...(location ? { Location: location } : {}), 'Cache-Control': 'no-store' });
+  res.end();
 }
 
 function sendGif(res: http.ServerResponse): void {

@@ -135,7 +135,7 @@ describe('a VAST zone answers players', () => {
     const linear = ad.creatives.find((c) => c.type === 'linear')!;
     expect(linear.duration).toBe(10);
     expect(linear.mediaFiles.map((m) => [m.mimeType, m.width])).toEqual([['video/mp4', 1280], ['video/webm', 640]]);
-    expect(linear.videoClickThroughURLTemplate!.url).toMatch(/\/serve\/click\?t=/);
+    expect(linear.videoClickThroughURLTemplate!.url).toMatch(/\/vast\/click\?t=/);
     // The third-party click tracker and quartile pixel keep their macros for the player.
     expect(linear.videoClickTrackingURLTemplates.map((t) => t.url)).toContain('https://measure.example/click');
     expect(linear.trackingEvents.firstQuartile).toContain('https://measure.example/q1?cb=[CACHEBUSTING]');
@@ -232,6 +232,84 @@ describe('a VAST zone answers players', () => {
     const atLimit = (await spark(middleZone, '&wd=5&vast=3.0')).text;
     expect(atLimit).not.toContain('<Ad ');
     await expectValid('3.0', atLimit);
+  });
+});
+
+describe('the VAST 4.2 model serves with what VAST 4 adds', () => {
+  /** What these tests read of a 4.2 linear as the client parses it. */
+  interface Parsed42 {
+    type: string;
+    duration: number;
+    skipDelay: number | null;
+    universalAdIds: { idRegistry: string; value: string }[];
+    mezzanine: { fileURL: string } | null;
+    closedCaptionFiles: { fileURL: string; language: string }[];
+    interactiveCreativeFile: { fileURL: string; apiFramework: string } | null;
+    icons: { program: string; staticResource: string; iconClickThroughURLTemplate: string }[];
+    videoClickThroughURLTemplate: { url: string };
+    videoCustomClickURLTemplates: { url: string }[];
+    trackingEvents: Record<string, string[] | undefined>;
+    mediaFiles: { fileURL: string }[];
+  }
+
+  test('a 4.2 ad with a linear, its files, icons, captions and Universal Ad ID, a non-linear and a companion; valid in every version', async () => {
+    const zone = await videoZone({ vast_version: '4.2' });
+    const ad = await made(api, '/v2/vast/ads', { name: 'VAST 4 spot', type: 'inline' });
+    const creative = await made(api, '/v2/vast/creatives', { ad_id: ad.id, sequence: '1', companion_required: 'Any' });
+    await made(api, '/v2/vast/universal-ad-ids', { creative_id: creative.id, universal_ad_id: 'ADID0001000H', universal_id_registry: 'ad-id.org' });
+    const res = async (body: Record<string, unknown>) => (await made(api, '/v2/vast/resources', body)).id;
+    const iconResource = await res({ type: 'static', static_uri: 'https://cdn.example/adchoices.png', static_type: 'image/png' });
+    const icon = await made(api, '/v2/vast/icons', { program: 'AdChoices', width: 20, height: 20, x_position: 10, y_position: 10, resources: [iconResource], destination_url: 'https://privacy.example/', click_tracking_links: ['https://measure.example/icon-click'] });
+    await made(api, '/v2/vast/icon-click-fallback-images', { icon_id: icon.id, resource_id: iconResource, width: 20, height: 20, alt_text: 'Ad choices' });
+    const linear = await made(api, '/v2/vast/linears', {
+      creative_id: creative.id, duration: '00:00:20', skip_offset: '25', skip_offset_type: 'percentage', destination_url: 'https://advertiser.example/v4',
+      icons: [icon.id], custom_click_links: [{ custom_id: 'more', uri: 'https://advertiser.example/more' }],
+      tracking_events: [{ uri: 'https://measure.example/p10?ts=[TIMESTAMP]', event_type: 'progress', offset_type: 'time', offset_amount: '00:00:10' }, { uri: 'https://measure.example/loaded', event_type: 'loaded' }],
+    });
+    await made(api, '/v2/vast/media-files', { linear_id: linear.id, file_uri: 'https://cdn.example/v4-720.mp4', mime_type: 'video/mp4', width: 1280, height: 720, bitrate: 2500 });
+    await made(api, '/v2/vast/mezzanines', { linear_id: linear.id, file_uri: 'https://cdn.example/v4-mezz.mp4', mime_type: 'video/mp4', width: 1920, height: 1080 });
+    await made(api, '/v2/vast/closed-caption-files', { linear_id: linear.id, file_uri: 'https://cdn.example/v4.vtt', mime_type: 'text/vtt', language: 'en' });
+    await made(api, '/v2/vast/interactive-creative-files', { linear_id: linear.id, file_uri: 'https://cdn.example/simid.html', api_framework: 'SIMID' });
+    const overlay = await res({ type: 'static', static_uri: 'https://cdn.example/overlay.png', static_type: 'image/png' });
+    await made(api, '/v2/vast/non-linears', { creative_id: creative.id, width: 468, height: 60, resources: [overlay], destination_url: 'https://advertiser.example/nl' });
+    const html = await res({ type: 'html', html_content: '<b>Shoes</b>' });
+    const companion = await made(api, '/v2/vast/companions', { creative_id: creative.id, width: 300, height: 250, resources: [html], destination_url: 'https://advertiser.example/c4' });
+    const schedule = await made(api, '/v2/vast-schedules', { start_date: yesterday() });
+    await made(api, '/v2/vast/placements', { advertisement: { id: ad.id, type: 'vast4_ad_item' }, zone, schedule: schedule.id });
+
+    const xml = await served(zone, '&vast=4.2', 1, ad.id);
+    await expectValid('4.2', xml);
+    const [parsed] = await parse(xml);
+    const l = parsed.creatives.find((c) => c.type === 'linear') as unknown as Parsed42;
+    expect(l.duration).toBe(20);
+    expect(l.skipDelay).toBe(5);
+    expect(l.universalAdIds).toEqual([{ idRegistry: 'ad-id.org', value: 'ADID0001000H' }]);
+    expect(l.mediaFiles.map((m) => m.fileURL)).toEqual(['https://cdn.example/v4-720.mp4']);
+    expect(l.mezzanine?.fileURL).toBe('https://cdn.example/v4-mezz.mp4');
+    expect(l.closedCaptionFiles).toEqual([expect.objectContaining({ fileURL: 'https://cdn.example/v4.vtt', language: 'en' })]);
+    expect(l.interactiveCreativeFile).toEqual(expect.objectContaining({ fileURL: 'https://cdn.example/simid.html', apiFramework: 'SIMID' }));
+    expect(l.icons).toEqual([expect.objectContaining({ program: 'AdChoices', staticResource: 'https://cdn.example/adchoices.png', iconClickThroughURLTemplate: 'https://privacy.example/' })]);
+    expect(l.videoCustomClickURLTemplates.map((c) => c.url)).toEqual(['https://advertiser.example/more']);
+    expect(l.trackingEvents.loaded).toEqual(['https://measure.example/loaded']);
+    expect(l.trackingEvents.start!.some((u) => u.includes('/vast/event?'))).toBe(true);
+    // The click-through goes through this platform to the linear's destination; another part's id is not followed.
+    const click = await fire(l.videoClickThroughURLTemplate.url);
+    expect([click.status, click.headers.location]).toEqual([302, 'https://advertiser.example/v4']);
+    const stray = await fire(l.videoClickThroughURLTemplate.url.replace(/p=\d+/, `p=${companion.id}`));
+    expect(stray.status).toBe(204);
+    const comp = parsed.creatives.find((c) => c.type === 'companion')!;
+    const cclick = await fire(comp.variations[0].companionClickThroughURLTemplate);
+    expect([cclick.status, cclick.headers.location]).toEqual([302, 'https://advertiser.example/c4']);
+    expect(parsed.creatives.some((c) => c.type === 'nonlinear')).toBe(true);
+    // The same ad in VAST 3.0 and 2.0: what those versions can say, still valid.
+    for (const v of ['3.0', '2.0'] as VastVersion[]) await expectValid(v, (await spark(zone, `&vast=${v}`)).text);
+    // A 4.2 wrapper is a Wrapper of its ad_url.
+    const wrapZone = await videoZone();
+    const wrapper = await made(api, '/v2/vast/ads', { name: 'VAST 4 wrapper', type: 'wrapper', ad_url: 'https://other-adserver.example/vast?id=1' });
+    await made(api, '/v2/vast/placements', { advertisement: { id: wrapper.id, type: 'vast4_ad_item' }, zone: wrapZone, schedule: schedule.id });
+    const wrapped = await served(wrapZone, '&vast=4.2', 1, wrapper.id);
+    await expectValid('4.2', wrapped);
+    expect(wrapped).toContain('<VASTAdTagURI><![CDATA[https://other-adserver.example/vast?id=1]]></VASTAdTagURI>');
   });
 });
 
