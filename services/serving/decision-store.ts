@@ -1,4 +1,5 @@
 import { DISPLAY_AD_ITEM_KINDS } from '../shared/catalog';
+import { PRIORITY_TIERS } from '../shared/catalog/kinds/fields';
 import * as grpc from '@grpc/grpc-js';
 import {
   DecisionDataClient,
@@ -92,7 +93,7 @@ export interface VastParts {
 }
 
 /** The priority tiers, highest first (the reference's placement and channel `priority`). */
-export const TIERS = ['sponsorship', 'standard', 'network', 'bulk', 'house'] as const;
+export const TIERS = PRIORITY_TIERS;
 
 
 /**

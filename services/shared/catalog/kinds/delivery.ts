@@ -1,5 +1,5 @@
 import type { ResourceKind } from '../types';
-import { DISPLAY_AD_ITEM_KINDS, optionalInt, money } from './fields';
+import { DISPLAY_AD_ITEM_KINDS, optionalInt, perUserCap, placementCost, placementPayout, priority, scheduleProgress, scheduleQuota, scheduleWindow } from './fields';
 
 /**
  * Delivery: schedules (when, how often, quotas) and placements (which ad serves in which zone, with
@@ -11,36 +11,14 @@ export const schedule: ResourceKind = {
   title: 'schedule',
   timestamps: { created: 'created_date' },
   fields: {
-    // `YYYY-MM-DD HH:MM:SS`, checked in services/inventory/hooks/; start defaults to midnight today, end null runs forever.
-    start_date: { type: 'string', nullable: true, maxLength: 19 },
-    end_date: { type: 'string', nullable: true, maxLength: 19, default: null },
-    // ISO 8601 with an offset; kept in step with start_date/end_date (services/inventory/hooks/), and
-    // answered in the field's time zone (an IANA name; UTC when unset). Day caps count the days of
-    // start_at_timezone (else end_at_timezone, else UTC).
-    start_at: { type: 'string', nullable: true, maxLength: 40 },
-    start_at_timezone: { type: 'string', nullable: true, maxLength: 64, default: null },
-    end_at: { type: 'string', nullable: true, maxLength: 40 },
-    end_at_timezone: { type: 'string', nullable: true, maxLength: 64, default: null },
+    ...scheduleWindow,
     day_cap_limit: optionalInt,
     day_cap_type: { type: 'string', nullable: true, enum: ['views', 'clicks'], default: null },
     delivery_method: { type: 'string', enum: ['default', 'smooth'], default: 'default' },
-    per_user_view_limit: optionalInt,
-    per_user_view_period: optionalInt,
-    // An extension: the reference counts the period in days; hours allow caps such as 2 per hour.
-    per_user_view_period_unit: { type: 'string', enum: ['days', 'hours'], default: 'days' },
-    quota_lifetime: optionalInt,
-    quota_type: { type: 'string', nullable: true, enum: ['views', 'clicks'], default: null },
-    under_delivery_behaviour: { type: 'string', nullable: true, enum: ['endOnQuota', 'endOnDate'] },
+    ...perUserCap,
+    ...scheduleQuota,
     day_parting_id: optionalInt,
-    // From the window and the delivered count (reporting's): active, queued, expired or quota_reached.
-    status: { type: 'string', readOnly: true, enum: ['active', 'queued', 'expired', 'quota_reached'] },
-    // Smooth delivery with a quota: views (or clicks) expected by now on an even pace, and delivered.
-    pacing: {
-      type: 'object',
-      readOnly: true,
-      nullable: true,
-      properties: { expected: { type: 'integer' }, delivered: { type: 'integer' }, behind: { type: 'boolean' } },
-    },
+    ...scheduleProgress,
   },
   views: { v2: { object: 'schedule', path: '/v2/schedules' } },
 };
@@ -63,20 +41,8 @@ export const placement: ResourceKind = {
     zone: { type: 'typed_ref', refKinds: ['standard_zone', 'email_zone'], nullable: true, default: null, onRefDelete: 'delete' },
     channel: { type: 'ref', ref: 'channel', nullable: true, default: null, onRefDelete: 'delete' },
     schedule: { type: 'ref', ref: 'schedule', required: true, onRefDelete: 'delete' },
-    cost: {
-      type: 'object',
-      nullable: true,
-      default: null,
-      closed: true,
-      properties: { fixed_cost: money, cpm: money, cpc: money, cpa: money },
-    },
-    payout: {
-      type: 'object',
-      nullable: true,
-      default: null,
-      closed: true,
-      properties: { type: { type: 'string', required: true, enum: ['percent', 'rate'] }, fixed: money, cpm: money, cpc: money, cpa: money },
-    },
+    cost: placementCost,
+    payout: placementPayout,
     payout_percent: { type: 'number', nullable: true, min: 0, max: 100, default: null },
     day_cap_limit: optionalInt,
     day_cap_type: { type: 'string', nullable: true, enum: ['views', 'clicks'], default: null },
@@ -90,10 +56,8 @@ export const placement: ResourceKind = {
     custom_segment_definition: optionalInt,
     keywords: { type: 'string', nullable: true, maxLength: 4096, default: null },
     keywords_match_method: { type: 'string', enum: ['required', 'preferred', 'filtered'], default: 'preferred' },
-    per_user_view_limit: optionalInt,
-    per_user_view_period: optionalInt,
-    per_user_view_period_unit: { type: 'string', enum: ['days', 'hours'], default: 'days' },
-    priority: { type: 'string', enum: ['sponsorship', 'standard', 'network', 'bulk', 'house'], default: 'standard' },
+    ...perUserCap,
+    priority,
     serve_method: { type: 'string', enum: ['weight', 'auction'], default: 'weight' },
     weight: { type: 'integer', min: 1, max: 1000000, default: 1 },
     share_of_voice: { type: 'integer', nullable: true, min: 0, max: 100, default: null },

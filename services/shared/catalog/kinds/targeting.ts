@@ -1,5 +1,6 @@
 import { targetingKinds } from '../../../targeting';
 import type { FieldSpec, KindGroup, ResourceKind } from '../types';
+import { priority } from './fields';
 
 /**
  * Who sees an ad and where: the target resources of every targeting rule (geo, day-parting, platform,
@@ -18,7 +19,7 @@ export const channel: ResourceKind = {
   archivable: true,
   fields: {
     name,
-    priority: { type: 'string', enum: ['sponsorship', 'standard', 'network', 'bulk', 'house'], default: 'standard' },
+    priority,
     use_share_of_voice: { type: 'boolean', default: false },
   },
   views: { v2: { object: 'channel', path: '/v2/channels', archive: true } },

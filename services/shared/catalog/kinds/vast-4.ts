@@ -1,5 +1,5 @@
 import type { FieldSpec, ResourceKind } from '../types';
-import { name, url, money } from './fields';
+import { name, placementCost, placementPayout, priority, url } from './fields';
 
 /**
  * The VAST 4.2 inventory model under /v2/vast/ (issue 23): an ad (inline or wrapper) holds creatives;
@@ -341,18 +341,12 @@ export const vast4Placement: ResourceKind = {
     channel: vastRef('vast_channel', false),
     schedule: vastRef('vast_schedule', true),
     active: { type: 'boolean', default: true },
-    cost: { type: 'object', nullable: true, default: null, closed: true, properties: { fixed_cost: money, cpm: money, cpc: money, cpa: money } },
-    payout: {
-      type: 'object',
-      nullable: true,
-      default: null,
-      closed: true,
-      properties: { type: { type: 'string', required: true, enum: ['percent', 'rate'] }, fixed: money, cpm: money, cpc: money, cpa: money },
-    },
+    cost: placementCost,
+    payout: placementPayout,
     payout_percent: { type: 'number', nullable: true, min: 0, max: 100, decimals: 2, default: null },
     use_channel_priority: flag,
     // The reference lists these names (and "standard" as the default) but types the field as an integer.
-    priority: { type: 'string', enum: ['sponsorship', 'standard', 'network', 'bulk', 'house'], default: 'standard' },
+    priority,
     // A frequency cap: at most max_frequency events of max_frequency_type per max_frequency_period days (all three or none: hooks).
     max_frequency: { type: 'integer', nullable: true, min: 1, max: 1_000_000, default: null },
     max_frequency_period: { type: 'integer', nullable: true, min: 1, max: 365, default: null },

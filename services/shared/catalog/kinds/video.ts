@@ -1,5 +1,5 @@
 import type { FieldSpec, KindGroup, ResourceKind } from '../types';
-import { money, metadata, name, optionalInt, url } from './fields';
+import { metadata, name, optionalInt, perUserCap, placementCost, placementPayout, priority, scheduleProgress, scheduleQuota, scheduleWindow, url } from './fields';
 
 /**
  * Video inventory (the reference's VAST 2/3 groups): VAST zones, campaigns and their assignments, ad
@@ -9,7 +9,6 @@ import { money, metadata, name, optionalInt, url } from './fields';
  * services/serving/ (`/vast.spark`), which reads them through the same decision engine as display.
  */
 
-const TIERS = ['sponsorship', 'standard', 'network', 'bulk', 'house'] as const;
 const timestamps = { created: 'created_at', modified: 'updated_at' };
 /** Who made or last changed a resource: the platform has API keys, not interface users, so always null. */
 const userId: FieldSpec = { type: 'integer', readOnly: true, nullable: true };
@@ -125,16 +124,8 @@ export const vastSchedule: ResourceKind = {
   timestamps: { created: 'created_at' },
   fields: {
     delivery_method: { type: 'string', enum: ['default', 'smooth'], default: 'default' },
-    // The window as display schedules keep it (services/inventory/hooks/placements.ts).
-    start_date: { type: 'string', nullable: true, maxLength: 19 },
-    end_date: { type: 'string', nullable: true, maxLength: 19, default: null },
-    start_at: { type: 'string', nullable: true, maxLength: 40 },
-    start_at_timezone: { type: 'string', nullable: true, maxLength: 64, default: null },
-    end_at: { type: 'string', nullable: true, maxLength: 40 },
-    end_at_timezone: { type: 'string', nullable: true, maxLength: 64, default: null },
-    quota_lifetime: optionalInt,
-    quota_type: { type: 'string', nullable: true, enum: ['views', 'clicks'], default: null },
-    under_delivery_behaviour: { type: 'string', nullable: true, enum: ['endOnQuota', 'endOnDate'] },
+    ...scheduleWindow,
+    ...scheduleQuota,
     // VAST placements carry no geo target of their own: their schedule's applies.
     geo_target: { type: 'ref', ref: 'geo_target', nullable: true, default: null, onRefDelete: 'nullify' },
     day_parting_id: optionalInt,
@@ -144,19 +135,11 @@ export const vastSchedule: ResourceKind = {
     day_cap_views_limit: { type: 'integer', min: 0, default: 0 },
     day_cap_clicks_limit: { type: 'integer', min: 0, default: 0 },
     day_cap_type: { type: 'string', nullable: true, enum: ['views', 'clicks'], default: null },
-    per_user_view_limit: optionalInt,
-    per_user_view_period: optionalInt,
-    per_user_view_period_unit: { type: 'string', enum: ['days', 'hours'], default: 'days' },
+    ...perUserCap,
     // Counted by reporting: the requests answered and the conversions of the schedule's placements.
     requests: { type: 'integer', readOnly: true },
     leads: { type: 'integer', readOnly: true },
-    status: { type: 'string', readOnly: true, enum: ['active', 'queued', 'expired', 'quota_reached'] },
-    pacing: {
-      type: 'object',
-      readOnly: true,
-      nullable: true,
-      properties: { expected: { type: 'integer' }, delivered: { type: 'integer' }, behind: { type: 'boolean' } },
-    },
+    ...scheduleProgress,
     created_by: userId,
   },
   views: { v2: { object: 'vast_schedule', path: '/v2/vast-schedules' } },
@@ -169,7 +152,7 @@ export const vastChannel: ResourceKind = {
   archivable: true,
   fields: {
     name,
-    priority: { type: 'string', enum: TIERS, default: 'standard' },
+    priority,
     // The zones assigned to the channel ({id, name, type}), from its zone assignments.
     vast_zones: { type: 'array', readOnly: true },
   },
@@ -201,19 +184,13 @@ export const vastPlacement: ResourceKind = {
     channel: { type: 'ref', ref: 'vast_channel', nullable: true, default: null, onRefDelete: 'delete' },
     schedule: { type: 'ref', ref: 'vast_schedule', required: true, onRefDelete: 'delete' },
     active: { type: 'boolean', default: true },
-    cost: { type: 'object', nullable: true, default: null, closed: true, properties: { fixed_cost: money, cpm: money, cpc: money, cpa: money } },
-    payout: {
-      type: 'object',
-      nullable: true,
-      default: null,
-      closed: true,
-      properties: { type: { type: 'string', required: true, enum: ['percent', 'rate'] }, fixed: money, cpm: money, cpc: money, cpa: money },
-    },
+    cost: placementCost,
+    payout: placementPayout,
     payout_percent: { type: 'number', nullable: true, min: 0, max: 100, default: null },
     // A channel's placements take the channel's tier unless this is false (then `priority` applies).
     use_channel_priority: { type: 'boolean', default: true },
     // The reference types it as an integer while naming the tiers; the tier names are taken, as for display placements.
-    priority: { type: 'string', enum: TIERS, default: 'standard' },
+    priority,
     // At most max_frequency of max_frequency_type events per viewer in max_frequency_period days.
     max_frequency: optionalInt,
     max_frequency_period: optionalInt,
