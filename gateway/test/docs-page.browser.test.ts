@@ -26,7 +26,9 @@ test('/docs renders the v2 reference from the platform alone', async () => {
   page.on('pageerror', (e) => consoleErrors.push(String(e).slice(0, 300)));
   const res = await page.goto(`${origin}/docs`);
   expect(res?.status()).toBe(200);
-  await page.getByText('Ad serving management API v2').waitFor({ timeout: 20_000 });
+  // Swagger UI resolves the whole document (about 1 MB, 230 paths) before it shows anything: on a
+  // loaded CI machine that took over 20 s.
+  await page.getByText('Ad serving management API v2').waitFor({ timeout: 60_000 });
   await page.screenshot({ path: path.join(SHOTS, 'docs.png') });
   // Operations of the catalog and of routes beyond it are listed.
   await page.locator('.opblock').first().waitFor({ timeout: 20_000 });
@@ -38,4 +40,4 @@ test('/docs renders the v2 reference from the platform alone', async () => {
   expect(outside).toEqual([]);
   expect(requested).toContain(`${origin}/v2/openapi.json`);
   await context.close();
-}, 60_000);
+}, 120_000);

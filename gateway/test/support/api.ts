@@ -31,6 +31,11 @@ export interface RequestOptions {
   raw?: string | Buffer;
   plainHttp?: boolean;
   port?: number;
+  /**
+   * A connection of its own rather than a pooled keep-alive one: a large body written onto a pooled
+   * connection the server is just closing for idleness fails with EPIPE (seen in CI with a 7 MB upload).
+   */
+  freshConnection?: boolean;
 }
 
 export function request<T = any>(method: string, path: string, body?: unknown, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
@@ -47,7 +52,7 @@ export function request<T = any>(method: string, path: string, body?: unknown, o
         method,
         path,
         headers,
-        agent: opts.plainHttp ? undefined : httpsAgent(),
+        agent: opts.plainHttp ? undefined : opts.freshConnection ? new https.Agent({ ca: ca(), keepAlive: false }) : httpsAgent(),
         timeout: 30_000,
       },
       (res) => {

@@ -82,7 +82,7 @@ async function form(parts: Part[]): Promise<{ raw: Buffer; contentType: string }
 
 async function upload(api: Client, path: string, parts: Part[], headers: Record<string, string> = {}): Promise<ApiResponse> {
   const { raw, contentType } = await form(parts);
-  return api.request('POST', path, undefined, { raw, headers: { 'Content-Type': contentType, ...headers } });
+  return api.request('POST', path, undefined, { raw, headers: { 'Content-Type': contentType, ...headers }, freshConnection: raw.length > 1024 * 1024 });
 }
 
 /** GET of a public file with its bytes intact (the shared helper decodes text). */
