@@ -7,6 +7,7 @@ import { inventoryHooks } from './hooks';
 import { inventoryMigrations } from './migrations';
 import { adItemTasksBinding, creativeFilesBinding, startNativeToImageWorker } from './native-to-image';
 import { tagsBinding } from './tags';
+import { draftsBinding } from './drafts';
 import { forecastsBinding } from './forecasts';
 
 /** One change hub per process, shared by the DecisionData binding and the background start. */
@@ -19,7 +20,7 @@ export const inventoryService: ServiceSpec = {
   hooks: inventoryHooks,
   bindings: (db, store) => {
     serveBaseUrl(); // read before serving, so that a bad SERVE_BASE_URL stops the process at start
-    return [adItemTasksBinding(db, store), creativeFilesBinding(db), tagsBinding(store), decisionDataBinding(db, hubFor(db)), forecastsBinding(db.knex)];
+    return [adItemTasksBinding(db, store), creativeFilesBinding(db), tagsBinding(store), decisionDataBinding(db, hubFor(db)), forecastsBinding(db.knex), draftsBinding(store, db.knex)];
   },
   start: async (db, store) => {
     await hubFor(db).start();

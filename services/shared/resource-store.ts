@@ -98,7 +98,7 @@ export const resourcesLiveByKindMigration: Migration = {
 /** The shared tables of the generic store; every data-owning service starts its migrations with them. */
 export const RESOURCE_MIGRATIONS: Migration[] = [resourcesTableMigration, resourcesOriginMigration, resourcesIdempotencyMigration, resourcesLiveByKindMigration];
 
-interface Row {
+export interface Row {
   id: number;
   idempotency_fingerprint: string | null;
   kind: string;
@@ -160,21 +160,21 @@ export class ResourceStore {
    * transaction): a retry, or a concurrent request with the key, gets the resource it made, marked
    * `replayed`, even when the first answer never reached the caller.
    */
-  async create(t: Tenant, kindName: string, input: Attributes, origin: string | null = null, idem?: IdempotencyKey): Promise<Resource> {
+  async create(t: Tenant, kindName: string, input: Attributes, origin: string | null = null, idem?: IdempotencyKey, db: Knex | Knex.Transaction = this.knex): Promise<Resource> {
     const kind = this.own(kindName);
     if (idem) {
-      const prior = await this.madeWith(t, idem);
+      const prior = await this.madeWith(t, idem, db);
       if (prior) return prior;
     }
     const { values, errors } = validateInput(kind, input, 'create');
     if (errors.length) throw fail.invalid(errors);
-    await this.checkReferences(t, kind, values);
+    await this.checkReferences(t, kind, values, db);
     const hooks = this.hooks[kind.kind];
-    const ctx: HookContext = { tenant: t, op: 'create', db: this.knex };
+    const ctx: HookContext = { tenant: t, op: 'create', db };
     await hooks?.prepare?.(values, ctx);
     let row: Row;
     try {
-      [row] = await this.knex<Row>('resources')
+      [row] = await db<Row>('resources')
         .insert({
           account_id: t.accountId, mode: t.mode, kind: kind.kind, attributes: JSON.stringify(values) as never, origin,
           idempotency_key: idem?.key ?? null, idempotency_fingerprint: idem?.fingerprint ?? null,
@@ -189,7 +189,16 @@ export class ResourceStore {
       if (isUniqueViolation(err)) throw fail.conflict(`This ${kind.title} already exists.`);
       throw err;
     }
-    return this.decorated(t, this.toResource(row));
+    // Inside a caller's transaction decorations (read on another connection) would not see the row yet.
+    return db === this.knex ? this.decorated(t, this.toResource(row)) : this.toResource(row);
+  }
+
+  /**
+   * Runs `fn` in one database transaction: creates given its `trx` (create's last argument) are
+   * committed together or not at all, and the decision data's change log sees them at commit.
+   */
+  transaction<T>(fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+    return this.knex.transaction(fn);
   }
 
   /** The resource a request with this key made (any kind: the fingerprint covers the path), if any. */
@@ -435,7 +444,7 @@ export class ResourceStore {
   }
 
   /** Every reference given must name an existing resource of the caller's account and mode. */
-  private async checkReferences(t: Tenant, kind: ResourceKind, values: Attributes): Promise<void> {
+  private async checkReferences(t: Tenant, kind: ResourceKind, values: Attributes, db: Knex | Knex.Transaction = this.knex): Promise<void> {
     const errors: ParameterError[] = [];
     for (const [field, spec] of Object.entries(kind.fields)) {
       const v = values[field];
@@ -452,16 +461,16 @@ export class ResourceStore {
         errors.push({ field, type: 'invalid_reference', message: `'${field}' refers to an unknown kind of resource '${target.kind}'.` });
         continue;
       }
-      if (!(await this.exists(t, targetKind, target.id))) {
+      if (!(await this.exists(t, targetKind, target.id, db))) {
         errors.push({ field, type: 'invalid_reference', message: `'${field}' refers to ${targetKind.title} ${target.id}, which does not exist.` });
       }
     }
     if (errors.length) throw fail.invalid(errors);
   }
 
-  async exists(t: Tenant, kind: ResourceKind, id: number): Promise<boolean> {
+  async exists(t: Tenant, kind: ResourceKind, id: number, db: Knex | Knex.Transaction = this.knex): Promise<boolean> {
     if (kind.service === this.service) {
-      return !!(await this.scoped(t).andWhere({ kind: kind.kind, id }).whereNull('archived_at').first('id'));
+      return !!(await this.scoped(t, db).andWhere({ kind: kind.kind, id }).whereNull('archived_at').first('id'));
     }
     try {
       await resourcesApi(kind.service, tenantMetadata(t)).get({ kind: kind.kind, id });

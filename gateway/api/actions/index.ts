@@ -7,6 +7,7 @@ import { reportActions } from './reports';
 import { customReportActions } from './custom-reports';
 import { forecastActions } from './forecasts';
 import { creativeUploadActions } from './creative-uploads';
+import { draftActions } from './drafts';
 
 /**
  * Operations beyond the catalog's CRUD, each a module that mounts its routes (and calls its service's
@@ -14,4 +15,4 @@ import { creativeUploadActions } from './creative-uploads';
  */
 export type ActionModule = (router: Router) => void;
 
-export const ACTION_MODULES: ActionModule[] = [customReportActions, adItemActions, tagActions, selfserveActions, reportActions, forecastActions, creativeUploadActions, removedEndpoints];
+export const ACTION_MODULES: ActionModule[] = [customReportActions, adItemActions, tagActions, selfserveActions, reportActions, forecastActions, creativeUploadActions, draftActions, removedEndpoints];

@@ -1,5 +1,6 @@
 import type { KindHooks } from '../../shared/resource-store';
 import { adItemHooks } from './ad-items';
+import { draftHooksByKind } from './drafts';
 import { nativeHooks } from './native';
 import { placementHooks } from './placements';
 import { targetingHooks } from './targeting';
@@ -19,4 +20,5 @@ export const inventoryHooks: Record<string, KindHooks> = {
   ...targetingHooks,
   ...videoHooks,
   ...vast4Hooks,
+  ...draftHooksByKind,
 };
