@@ -44,6 +44,9 @@ export function request<T = any>(method: string, path: string, body?: unknown, o
   if (payload !== undefined) headers['Content-Length'] = String(Buffer.byteLength(payload));
   const mod = opts.plainHttp ? http : https;
   return new Promise((resolve, reject) => {
+    // A server may answer before it has read the whole body (a refusal): the answer is what counts,
+    // not the EPIPE of the rest of the body that it no longer reads.
+    let answered = false;
     const req = mod.request(
       {
         host: '127.0.0.1',
@@ -56,6 +59,7 @@ export function request<T = any>(method: string, path: string, body?: unknown, o
         timeout: 30_000,
       },
       (res) => {
+        answered = true;
         const chunks: Buffer[] = [];
         res.on('data', (c) => chunks.push(c));
         res.on('end', () => {
@@ -70,7 +74,9 @@ export function request<T = any>(method: string, path: string, body?: unknown, o
         });
       },
     );
-    req.on('error', reject);
+    req.on('error', (err) => {
+      if (!answered) reject(err);
+    });
     req.on('timeout', () => req.destroy(new Error(`timeout: ${method} ${path}`)));
     if (payload !== undefined) req.write(payload);
     req.end();
