@@ -43,7 +43,7 @@ export const backend = {
   create: (ctx: RequestContext, kind: string, attributes: Record<string, Json>) => invoke(ctx, kind, (api) => api.create({ kind, attributes }), true),
   get: (ctx: RequestContext, kind: string, id: number, archived = false) => invoke(ctx, kind, (api) => api.get({ kind, id, archived })),
   update: (ctx: RequestContext, kind: string, id: number, attributes: Record<string, Json>) => invoke(ctx, kind, (api) => api.update({ kind, id, attributes })),
-  delete: (ctx: RequestContext, kind: string, id: number) => invoke(ctx, kind, (api) => api.delete({ kind, id })),
+  delete: (ctx: RequestContext, kind: string, id: number, archived = false) => invoke(ctx, kind, (api) => api.delete({ kind, id, archived })),
   list: (ctx: RequestContext, req: Partial<ListRequest> & { kinds: string[] }) => invoke(ctx, req.kinds[0], (api) => api.list(req)),
   archive: (ctx: RequestContext, kind: string, id: number) => invoke(ctx, kind, (api) => api.archive({ kind, id }, { timeoutMs: 20_000 })),
   unarchive: (ctx: RequestContext, kind: string, id: number, include: string[]) => invoke(ctx, kind, (api) => api.unarchive({ kind, id, include }, { timeoutMs: 20_000 })),

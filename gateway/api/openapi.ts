@@ -375,6 +375,17 @@ function addArchive(view: View, add: (p: string, m: Method, op: Record<string, u
   if (version === 'v1') return;
   add(`${path}/archived`, 'get', operation(version, 'get', { id: idOf('get', openApiPath(`${path}/archived`)), summary: `List archived ${kind.title}s`, tag, parameters: [...LIST_PARAMS, ...SHAPE_PARAMS], response: listOf(ref(view.object)) }));
   add(`${path}/archived/:id`, 'get', operation(version, 'get', { id: idOf('get', openApiPath(`${path}/archived/:id`)), summary: `Retrieve an archived ${kind.title}`, tag, parameters: [...idParam, ...SHAPE_PARAMS], response: ref(view.object) }));
+  if (view.spec.archivedDelete) {
+    const deleted = { type: 'object', properties: { id: { type: 'integer' }, deleted: { const: true } } };
+    add(`${path}/archived/:id`, 'delete', operation(version, 'delete', {
+      id: idOf('delete', openApiPath(`${path}/archived/:id`)),
+      summary: `Delete an archived ${kind.title}`,
+      description: `Deletes it for good, with what archiving it took along; 404 unless it is archived.`,
+      tag,
+      parameters: idParam,
+      response: deleted,
+    }));
+  }
 }
 
 /**

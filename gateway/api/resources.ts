@@ -154,7 +154,7 @@ function includesOf(req: Request): string[] {
 
 /**
  * Archive routes. v1: GET /{id}/archive and /{id}/unarchive. v2 adds the archived collection:
- * GET /archived, /archived/{id} and /archived/{id}/unarchive.
+ * GET /archived, /archived/{id} and /archived/{id}/unarchive, and DELETE /archived/{id} where the view asks for it.
  */
 function mountArchive(router: Router, view: View, fieldNames: Set<string>): void {
   const { path, kind, version } = view;
@@ -194,6 +194,14 @@ function mountArchive(router: Router, view: View, fieldNames: Set<string>): void
     res.json({ ...o, self: `${path}/archived/${id}` });
   });
   router.get(`${path}/archived/:id/unarchive`, unarchive);
+  if (view.spec.archivedDelete) {
+    router.delete(`${path}/archived/:id`, async (req, res) => {
+      const ctx = ctxOf(res);
+      const id = parseId(req.params.id as string, kind.title);
+      const out = await backend.delete(ctx, kind.kind, id, true);
+      res.json(deleteResult(version, out.id));
+    });
+  }
 }
 
 /** GET on an "all types" collection: one list over several kinds, each rendered in its own shape. */

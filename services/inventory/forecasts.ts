@@ -12,9 +12,9 @@ import { parseTimestamp } from '../shared/timezones';
 import { refId, refKind } from '../targeting/rule';
 
 /**
- * Display forecasts. The traffic of the zones comes from reporting's hourly rollups (decisions made
- * there): a day-of-week × hour-of-day profile over the last 28 days, each slot the mean of its
- * occurrences since the zones' first traffic. A proposed placement gets, day by day, what that profile
+ * Display and VAST forecasts. The traffic of the zones comes from reporting's hourly rollups (decisions
+ * of the zones' medium made there): a day-of-week × hour-of-day profile over the last 28 days, each
+ * slot the mean of its occurrences since the zones' first traffic. A proposed placement gets, day by day, what that profile
  * projects less what competing placements of higher tiers take (up to their day caps and remaining
  * quotas), then its weight's share among the weighted placements of its own tier, up to its own caps.
  * Every forecast is backtested on the account's own data: last week forecast from the three weeks
@@ -83,6 +83,64 @@ function dayOf(v: string, field: string, errors: ParameterError[]): number {
   return t;
 }
 
+/**
+ * Where display and VAST inventory differ for a forecast: the kinds read, and where a placement keeps
+ * its weight, day cap, tier and geo target (a VAST placement's weight, cap and geo target are its
+ * schedule's; its channel's tier applies unless it opts out).
+ */
+export interface Medium {
+  vast: boolean;
+  zone: { kind: string; title: string };
+  channel: { kind: string; title: string };
+  /** The channel-zone assignment kind and its two reference fields. */
+  assignment: { kind: string; channel: string; zone: string };
+  placement: string;
+  schedule: string;
+  campaign: string;
+  adItems: readonly string[];
+  /** The zone a placement names, if it is one of this medium's zones (0 otherwise). */
+  zoneOf(placement: Record<string, Json>): number;
+  weight(placement: Record<string, Json>, schedule: Record<string, Json>): number;
+  /** Views a day the placement may take (0: no cap). */
+  dailyCap(placement: Record<string, Json>, schedule: Record<string, Json>): number;
+  tier(placement: Record<string, Json>, channelPriority: string | undefined): string;
+  geoTarget(placement: Record<string, Json>, schedule: Record<string, Json>): number;
+}
+
+const views = (type: Json | undefined, limit: Json | undefined) => (type === 'views' && num(limit) > 0 ? num(limit) : 0);
+
+export const DISPLAY: Medium = {
+  vast: false,
+  zone: { kind: 'standard_zone', title: 'standard zone' },
+  channel: { kind: 'channel', title: 'channel' },
+  assignment: { kind: 'channel_zone_assignment', channel: 'channel', zone: 'zone' },
+  placement: 'placement',
+  schedule: 'schedule',
+  campaign: 'standard_campaign',
+  adItems: ['image_ad_item', 'flash_ad_item', 'custom_html_ad_item', 'native_ad_item', 'rich_media_ad_item'],
+  zoneOf: (a) => (refKind(a.zone) === 'standard_zone' ? refId(a.zone) : 0),
+  weight: (a) => num(a.weight) || 1,
+  dailyCap: (a, s) => views(s.day_cap_type, s.day_cap_limit) || views(a.day_cap_type, a.day_cap_limit),
+  tier: (a, channel) => channel ?? String(a.priority ?? 'standard'),
+  geoTarget: (a) => refId(a.geo_target),
+};
+
+export const VAST: Medium = {
+  vast: true,
+  zone: { kind: 'vast_zone', title: 'VAST zone' },
+  channel: { kind: 'vast_channel', title: 'VAST channel' },
+  assignment: { kind: 'vast_channel_zone_assignment', channel: 'vast_channel', zone: 'vast_zone' },
+  placement: 'vast_placement',
+  schedule: 'vast_schedule',
+  campaign: 'vast_campaign',
+  adItems: ['vast_ad_item'],
+  zoneOf: (a) => refId(a.zone),
+  weight: (_a, s) => num(s.weight) || 1,
+  dailyCap: (_a, s) => views(s.day_cap_type, s.day_cap_views_limit),
+  tier: (a, channel) => (channel !== undefined && a.use_channel_priority !== false ? channel : String(a.priority ?? 'standard')),
+  geoTarget: (_a, s) => refId(s.geo_target),
+};
+
 /** A competitor's draw on the zones: its tier and what limits its take per day. */
 interface Competitor {
   out: CompetingPlacement;
@@ -95,7 +153,7 @@ interface Competitor {
   windowTo: number;
 }
 
-export async function forecastDisplay(knex: Knex, tenant: Tenant, q: ForecastQuery, now = Date.now()): Promise<Forecast> {
+export async function forecast(knex: Knex, tenant: Tenant, q: ForecastQuery, medium: Medium, now = Date.now()): Promise<Forecast> {
   const errors: ParameterError[] = [];
   if ((q.zone > 0) === (q.channel > 0)) errors.push({ field: q.channel ? 'channel_id' : 'zone_id', type: 'missing_field', message: 'Name the zone (zone_id) or the channel (channel_id) to forecast.' });
   const tier = TIERS.indexOf(q.priority);
@@ -113,26 +171,26 @@ export async function forecastDisplay(knex: Knex, tenant: Tenant, q: ForecastQue
   const rows = (await knex('resources')
     .where({ account_id: tenant.accountId, mode: tenant.mode })
     .whereNull('archived_at')
-    .whereIn('kind', ['standard_zone', 'channel', 'channel_zone_assignment', 'placement', 'schedule', 'standard_campaign', 'image_ad_item', 'flash_ad_item', 'custom_html_ad_item', 'native_ad_item', 'rich_media_ad_item'])
+    .whereIn('kind', [medium.zone.kind, medium.channel.kind, medium.assignment.kind, medium.placement, medium.schedule, medium.campaign, ...medium.adItems])
     .select('id', 'kind', 'attributes')) as Row[];
   const byKind = (kind: string) => rows.filter((r) => r.kind === kind);
   const find = (kind: string, id: number) => rows.find((r) => r.kind === kind && Number(r.id) === id);
-  const links = byKind('channel_zone_assignment');
+  const links = byKind(medium.assignment.kind).map((l) => ({ channel: refId(l.attributes[medium.assignment.channel]), zone: refId(l.attributes[medium.assignment.zone]) }));
   let zones: number[];
   if (q.zone) {
-    if (!find('standard_zone', q.zone)) throw fail.notFound('standard zone', q.zone);
+    if (!find(medium.zone.kind, q.zone)) throw fail.notFound(medium.zone.title, q.zone);
     zones = [q.zone];
   } else {
-    if (!find('channel', q.channel)) throw fail.notFound('channel', q.channel);
-    zones = links.filter((l) => refId(l.attributes.channel) === q.channel).map((l) => refId(l.attributes.zone));
+    if (!find(medium.channel.kind, q.channel)) throw fail.notFound(medium.channel.title, q.channel);
+    zones = links.filter((l) => l.channel === q.channel).map((l) => l.zone);
   }
   // Channels that serve in these zones: their placements compete too.
-  const channels = new Set(links.filter((l) => zones.includes(refId(l.attributes.zone))).map((l) => refId(l.attributes.channel)));
+  const channels = new Set(links.filter((l) => zones.includes(l.zone)).map((l) => l.channel));
 
   const today = Math.floor(now / DAY) * DAY;
   const reasons: string[] = [];
   const history = zones.length
-    ? await reports.getTraffic({ zones, from: new Date(today - 28 * DAY).toISOString(), to: new Date(Math.floor(now / HOUR) * HOUR).toISOString() }, { metadata: tenantMetadata(tenant), idempotent: true, timeoutMs: 10_000 })
+    ? await reports.getTraffic({ zones, from: new Date(today - 28 * DAY).toISOString(), to: new Date(Math.floor(now / HOUR) * HOUR).toISOString(), vast: medium.vast }, { metadata: tenantMetadata(tenant), idempotent: true, timeoutMs: 10_000 })
     : { hours: [] as TrafficHour[] };
   const hours = history.hours.map((h) => ({ at: Date.parse(h.hour), n: h.responses }));
   const historyDays = new Set(hours.filter((h) => h.n > 0).map((h) => Math.floor(h.at / DAY))).size;
@@ -149,27 +207,25 @@ export async function forecastDisplay(knex: Knex, tenant: Tenant, q: ForecastQue
 
   // Competitors: placements of these zones and of the channels serving them, of this tier or higher,
   // whose schedule overlaps the forecast.
-  const placements = byKind('placement').filter((p) => {
+  const placements = byKind(medium.placement).filter((p) => {
     const a = p.attributes;
     if (a.active === false) return false;
-    const inZone = refKind(a.zone) === 'standard_zone' && zones.includes(refId(a.zone));
-    return inZone || channels.has(refId(a.channel));
+    return zones.includes(medium.zoneOf(a)) || channels.has(refId(a.channel));
   });
   const competitors: Competitor[] = [];
   const quotaPlacements: { placement: number; schedule: number }[] = [];
   for (const p of placements) {
     const a = p.attributes;
     const channel = refId(a.channel);
-    const priority = channel ? String(find('channel', channel)?.attributes.priority ?? 'standard') : String(a.priority ?? 'standard');
+    const priority = medium.tier(a, channel ? String(find(medium.channel.kind, channel)?.attributes.priority ?? 'standard') : undefined);
     const t = TIERS.indexOf(priority);
     if (t < 0 || t > tier) continue;
-    const sched = find('schedule', refId(a.schedule))?.attributes ?? {};
+    const sched = find(medium.schedule, refId(a.schedule))?.attributes ?? {};
     const from = at(sched.start_date);
     const to = at(sched.end_date);
     if ((!Number.isNaN(to) && to < start) || (!Number.isNaN(from) && from >= end + DAY)) continue;
-    const views = (type: Json | undefined, limit: Json | undefined) => (type === 'views' && num(limit) > 0 ? num(limit) : 0);
     const quota = views(sched.quota_type, sched.quota_lifetime);
-    const daily = views(sched.day_cap_type, sched.day_cap_limit) || views(a.day_cap_type, a.day_cap_limit);
+    const daily = medium.dailyCap(a, sched);
     if (quota) quotaPlacements.push({ placement: Number(p.id), schedule: refId(a.schedule) });
     const adKind = refKind(a.advertisement);
     const ad = find(adKind, refId(a.advertisement));
@@ -183,10 +239,11 @@ export async function forecastDisplay(knex: Knex, tenant: Tenant, q: ForecastQue
       windowFrom: Number.isNaN(from) ? -Infinity : from,
       windowTo: Number.isNaN(to) ? Infinity : to,
       out: {
-        type: adKind === 'standard_campaign' ? 'campaign' : 'ad_item', id: refId(a.advertisement), name: String(ad?.attributes.name ?? ''), placement: Number(p.id),
-        zone: channel ? 0 : refId(a.zone), channel, startAt: Number.isNaN(from) ? '' : new Date(from).toISOString(), endAt: Number.isNaN(to) ? '' : new Date(to).toISOString(), projectedImpressions: 0, priority, deliveryPacing: String(sched.delivery_method ?? 'default'),
-        serveMethod: String(a.serve_method ?? 'weight'), weight: num(a.weight) || 1, cpm: num(cost.cpm), quotaLifetime: quota, quotaDaily: daily,
-        hasPlatformTarget: !!a.platform_target, hasGeoTarget: !!a.geo_target,
+        type: adKind === medium.campaign ? 'campaign' : 'ad_item', id: refId(a.advertisement), name: String(ad?.attributes.name ?? ''), placement: Number(p.id),
+        zone: channel ? 0 : medium.zoneOf(a), channel, startAt: Number.isNaN(from) ? '' : new Date(from).toISOString(), endAt: Number.isNaN(to) ? '' : new Date(to).toISOString(), projectedImpressions: 0, priority, deliveryPacing: String(sched.delivery_method ?? 'default'),
+        serveMethod: String(a.serve_method ?? 'weight'), weight: medium.weight(a, sched), cpm: num(cost.cpm), quotaLifetime: quota, quotaDaily: daily,
+        hasPlatformTarget: !!refId(a.platform_target), hasGeoTarget: !!medium.geoTarget(a, sched),
+        platformTarget: refId(a.platform_target), geoTarget: medium.geoTarget(a, sched),
       },
     });
   }
@@ -263,6 +320,7 @@ export async function forecastDisplay(knex: Knex, tenant: Tenant, q: ForecastQue
 
 export function forecastsBinding(knex: Knex): ServiceBinding {
   return implement('inventory.Forecasts', ForecastsService, {
-    forecastDisplay: async (req, call) => forecastDisplay(knex, tenantFromMetadata(call.metadata), req),
+    forecastDisplay: async (req, call) => forecast(knex, tenantFromMetadata(call.metadata), req, DISPLAY),
+    forecastVast: async (req, call) => forecast(knex, tenantFromMetadata(call.metadata), req, VAST),
   });
 }

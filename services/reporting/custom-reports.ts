@@ -166,7 +166,7 @@ export function configurationQuery(a: Attributes, vast: boolean): ReportQuery {
     publishers: list('publishers'), zones: list('zones'), advertisers: list('advertisers'), campaigns: list('campaigns'), adItems: list('ad_items'),
     excludePublisherAdItems: a.exclude_publisher_ad_items === true, excludeCampaignAdItems: a.exclude_campaign_ad_items === true,
     excludeChannelStats: a.exclude_channel_stats === true, requireChannelStats: a.require_channel_stats === true, vast, byPlacement: false,
-    textads: [], popups: [],
+    textads: [], popups: [], placements: [],
   };
 }
 

@@ -44,9 +44,9 @@ export interface ParsedReport {
 }
 
 /** Reads and checks a report query; a refusal names every bad parameter. */
-export function parseReportQuery(q: ReportQuery, opts: { periodRequired?: boolean; now?: number } = {}): ParsedReport {
+export function parseReportQuery(q: ReportQuery, opts: { periodRequired?: boolean; now?: number; types?: readonly string[] } = {}): ParsedReport {
   const errors = new ParamErrors();
-  const type = parseEnum(q.type, 'type', q.vast ? VAST_REPORT_TYPES : REPORT_TYPES, errors, true);
+  const type = parseEnum(q.type, 'type', opts.types ?? (q.vast ? VAST_REPORT_TYPES : REPORT_TYPES), errors, true);
   const period = parseEnum(q.period, 'period', PERIODS, errors, opts.periodRequired ?? true) ?? 'day';
   const range = parseRange(q, errors, opts.now);
   const parsed = {
@@ -60,6 +60,7 @@ export function parseReportQuery(q: ReportQuery, opts: { periodRequired?: boolea
       advertiser_id: checkedIds(q.advertisers, 'advertisers', errors),
       campaign_id: checkedIds(q.campaigns, 'campaigns', errors),
       ad_item_id: checkedIds(q.adItems, 'ad-items', errors),
+      placement_id: checkedIds(q.placements, 'placements', errors),
     },
     excludePublisherAdItems: q.excludePublisherAdItems,
     excludeCampaignAdItems: q.excludeCampaignAdItems,

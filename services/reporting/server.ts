@@ -2,13 +2,14 @@ import type { ServerUnaryCall } from '@grpc/grpc-js';
 import { EventIngestService, type RecordEventsRequest, type RecordEventsResponse } from '../../proto/gen/adserver/reporting/v1/events';
 import {
   ReportsService, type EventDetailsPage, type EventDetailsQuery, type EventLogExport, type EventLogQuery, type RebuildRollupsRequest,
-  type RebuildRollupsResponse, type Report, type ReportQuery, type DeliveryQuery, type DeliveryTotals, type PlatformEstimate, type PlatformEstimateQuery, type Traffic, type TrafficQuery,
+  type RebuildRollupsResponse, type Report, type ReportQuery, type AuctionPlacementsQuery, type AuctionReport, type DeliveryQuery, type DeliveryTotals, type PlatformEstimate, type PlatformEstimateQuery, type Traffic, type TrafficQuery,
 } from '../../proto/gen/adserver/reporting/v1/reports';
 import { envStr } from '../shared/config';
 import { fail } from '../shared/errors';
 import { implement } from '../shared/grpc/server';
 import type { ServiceSpec } from '../shared/service-main';
 import { tenantFromMetadata } from '../shared/tenant';
+import { buildAuctionReport } from './auction-placements';
 import { deliveryTotals } from './delivery-totals';
 import { platformEstimate, traffic } from './traffic';
 import { exportEventLog, listEventDetails } from './event-details';
@@ -67,6 +68,10 @@ export const reportingService: ServiceSpec = {
       },
       async getPlatformEstimate(req: PlatformEstimateQuery, call): Promise<PlatformEstimate> {
         return platformEstimate(db.knex, tenantOf(call), req);
+      },
+      async getAuctionPlacements(req: AuctionPlacementsQuery, call): Promise<AuctionReport> {
+        if (!req.query) throw fail.badRequest('query is required.');
+        return buildAuctionReport(db.knex, tenantOf(call), req);
       },
     }),
   ],

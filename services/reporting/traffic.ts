@@ -31,12 +31,13 @@ export async function traffic(knex: Knex, tenant: Tenant, q: TrafficQuery): Prom
   const from = hourInstant(q.from, 'from');
   const to = hourInstant(q.to, 'to');
   if (to <= from || to - from > 400 * 24 * HOUR) throw fail.invalid([{ field: 'to', type: 'invalid_value', message: "'to' must come after 'from', at most 400 days later." }]);
-  // Display and VAST traffic alike: a zone's history is every request it answered.
+  // A zone's history is every request of its medium it answered (VAST decisions for VAST zones).
   // Test mode records no events: its history is empty.
   if (tenant.mode !== 'live') return { hours: [] };
   const rows = (await knex('event_rollups_hourly')
     .where('account_id', tenant.accountId)
     .whereIn('zone_id', q.zones)
+    .where('vast', q.vast)
     .where('bucket', '>=', new Date(from))
     .where('bucket', '<', new Date(to))
     .groupBy('bucket')
@@ -70,7 +71,7 @@ export async function platformEstimate(knex: Knex, tenant: Tenant, q: PlatformEs
   const out: ZonePlatforms[] = [];
   for (const zone of q.zones) {
     const rows = tenant.mode !== 'live' ? [] : ((await knex('serving_events')
-      .where({ account_id: tenant.accountId, zone_id: zone, kind: 1 })
+      .where({ account_id: tenant.accountId, zone_id: zone, kind: 1, vast: q.vast })
       .where('occurred_at', '>=', since)
       .orderBy('occurred_at', 'desc')
       .limit(PLATFORM_SAMPLE)

@@ -135,7 +135,7 @@ export class ResourceStore {
       get: async (req: { kind: string; id: number; archived: boolean }, c) => this.get(tenantFromMetadata(md(c)), req.kind, req.id, req.archived),
       update: async (req: { kind: string; id: number; attributes?: Attributes }, c) =>
         this.update(tenantFromMetadata(md(c)), req.kind, req.id, req.attributes ?? {}),
-      delete: async (req: { kind: string; id: number }, c) => this.delete(tenantFromMetadata(md(c)), req.kind, req.id),
+      delete: async (req: { kind: string; id: number; archived: boolean }, c) => this.delete(tenantFromMetadata(md(c)), req.kind, req.id, req.archived),
       list: async (req: ListRequest, c) => this.list(tenantFromMetadata(md(c)), req),
       archive: async (req: { kind: string; id: number }, c) => ({ archived: await this.archive(tenantFromMetadata(md(c)), req.kind, req.id) }),
       unarchive: async (req: { kind: string; id: number; include: string[] }, c) => this.unarchive(tenantFromMetadata(md(c)), req.kind, req.id, req.include),
@@ -254,13 +254,22 @@ export class ResourceStore {
     return this.decorated(t, this.toResource(row));
   }
 
-  async delete(t: Tenant, kindName: string, id: number): Promise<{ id: number }> {
+  /**
+   * Deletes a resource and what depends on it. `archived`: the resource must be archived on its own
+   * (as GET /archived/{id} finds it); what its archive took along goes too (cascadeDelete).
+   */
+  async delete(t: Tenant, kindName: string, id: number, archived = false): Promise<{ id: number }> {
     const kind = this.own(kindName);
-    await this.load(t, kind, id);
+    const own = () => {
+      const q = this.scoped(t).andWhere({ kind: kind.kind, id });
+      return archived ? q.whereNotNull('archived_at').whereNull('archived_with') : q.whereNull('archived_at');
+    };
+    const title = archived ? `archived ${kind.title}` : kind.title;
+    if (!(await own().first('id'))) throw fail.notFound(title, id);
     // Dependents go first: a failure part-way leaves the resource in place to delete again.
     await this.cascade(t, { kind: kind.kind, id }, 'cascadeDelete', []);
-    const n = await this.scoped(t).andWhere({ kind: kind.kind, id }).delete();
-    if (!n) throw fail.notFound(kind.title, id);
+    const n = await own().delete();
+    if (!n) throw fail.notFound(title, id);
     return { id };
   }
 
@@ -439,6 +448,19 @@ export class ResourceStore {
           .whereRaw('attributes @> ?::jsonb', [match])
           .update({ attributes: this.knex.raw('jsonb_set(attributes, ?, ?::jsonb)', [`{${link.field}}`, 'null']) as never });
       }
+    }
+    // What the parent's archive took along and kept marked with it (relations of its descendants too,
+    // archived as `kind:id#group` in this service): only unarchiving the parent could restore them, so
+    // without it they would stay behind unreachable.
+    const marker = `${parent.kind}:${parent.id}`;
+    const taken = await this.scoped(t)
+      .where((w) => void w.where('archived_with', marker).orWhereRaw('starts_with(archived_with, ?)', [`${marker}#`]))
+      .select('id', 'kind');
+    for (const v of taken) {
+      const sub = await this.cascade(t, { kind: v.kind, id: Number(v.id) }, 'cascadeDelete', []);
+      affected.push(...sub.affected);
+      await this.scoped(t).andWhere({ id: v.id }).delete();
+      affected.push({ kind: v.kind, id: Number(v.id) });
     }
     return { affected, notRestored: [] };
   }

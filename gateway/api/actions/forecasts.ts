@@ -5,16 +5,31 @@ import { forecasts, reports } from '../../../services/shared/grpc/clients';
 import { QueryValues } from '../../../services/shared/query-values';
 import { ctxOf } from '../../context';
 import { apiErrors, methodNotSupported } from '../../errors';
-import { asCaller } from '../backend';
+import { asCaller, backend } from '../backend';
 import { documentedRoute, namedQuery } from '../route-docs';
 import { queryOf } from './reports';
 
 /**
- * Forecasts and platform estimates (the reference's `/v2/reports/forecast/display`, `…/channel`,
- * `/v2/reports/placement-forecast` and `/v2/reports/display-platform-estimate`): inventory forecasts
- * from reporting's history, reporting estimates platforms from its events; the gateway reads the
- * query and shapes the answer.
+ * Forecasts and platform estimates (the reference's `/v2/reports/forecast/display|vast`, `…/channel`,
+ * `/v2/reports/placement-forecast` and `/v2/reports/display-|vast-platform-estimate`): inventory
+ * forecasts from reporting's history, reporting estimates platforms from its events; the gateway reads
+ * the query and shapes the answer. Display and VAST routes are the same handlers over their medium.
  */
+
+interface Medium {
+  name: 'display' | 'vast';
+  /** Zone kinds the platform estimate takes. */
+  zoneKinds: string[];
+  zoneTitle: string;
+  forecast: typeof forecasts.forecastDisplay;
+  /** The reference's `object` of a platform estimate. */
+  estimateObject: string;
+}
+
+const MEDIA: Medium[] = [
+  { name: 'display', zoneKinds: ['standard_zone', 'email_zone'], zoneTitle: 'zone', forecast: (q, o) => forecasts.forecastDisplay(q, o), estimateObject: 'platform_estimator' },
+  { name: 'vast', zoneKinds: ['vast_zone'], zoneTitle: 'VAST zone', forecast: (q, o) => forecasts.forecastVast(q, o), estimateObject: 'vast_platform_estimator' },
+];
 
 const FORECAST_PARAMS = ['priority', 'delivery_pacing', 'serve_method', 'weight', 'cpm', 'start_date', 'end_date', 'quota_lifetime', 'quota_daily', 'geo_target', 'platform_target', 'data_key_target'];
 
@@ -45,39 +60,49 @@ function forecastQueryOf(q: Record<string, string>, target: { zone?: string; cha
   return query;
 }
 
-function competitorOut(c: CompetingPlacement) {
+/** A competitor in the reference's shape: display names its zone and targets by flag, VAST by id. */
+function competitorOut(c: CompetingPlacement, medium: Medium) {
+  const where = medium.name === 'vast' ? { vast_zone_id: c.zone || null, vast_channel_id: c.channel || null } : { zone_id: c.zone || null, channel_id: c.channel || null };
+  const targets = medium.name === 'vast'
+    ? { platform_target_id: c.platformTarget || null, geo_target_id: c.geoTarget || null }
+    : { has_platform_target: c.hasPlatformTarget, has_geo_target: c.hasGeoTarget, has_ad_item_targets: false, has_ad_item_schedule: false };
   return {
-    id: c.id, placement_id: c.placement, name: c.name, type: c.type, zone_id: c.zone || null, channel_id: c.channel || null,
+    id: c.id, placement_id: c.placement, name: c.name, type: c.type, ...where,
     start_at: c.startAt || null, end_at: c.endAt || null, projected_impressions: c.projectedImpressions, priority: c.priority,
     delivery_pacing: c.deliveryPacing, serve_method: c.serveMethod, weight: c.weight, cpm: c.cpm, quota_lifetime: c.quotaLifetime,
-    quota_daily: c.quotaDaily, has_platform_target: c.hasPlatformTarget, has_geo_target: c.hasGeoTarget,
-    has_ad_item_targets: false, has_ad_item_schedule: false,
+    quota_daily: c.quotaDaily, ...targets,
   };
 }
 
 /** What the forecast rests on: days of history and its backtest error (extensions of the reference's shape). */
 const basis = (f: Forecast) => ({ history_days: f.historyDays, backtest: f.backtestMape >= 0 ? { mape: Math.round(f.backtestMape * 10_000) / 10_000, days: f.backtestDays } : null });
 
-function displayForecastOut(f: Forecast) {
+function forecastOut(f: Forecast, medium: Medium) {
   return {
     confidence: f.confidence,
     confidence_reasons: f.confidenceReasons.map((reason) => ({ reason })),
     // No history: no projection, rather than a zero that reads as "nothing will serve".
     impressions_projected: f.hasHistory ? { total: f.total, daily_breakdown: f.days.map((d) => ({ date: d.date, impressions: d.impressions })) } : { total: null, daily_breakdown: [] },
-    competing_ads: { campaigns: f.competing.filter((c) => c.type === 'campaign').map(competitorOut), ad_items: f.competing.filter((c) => c.type === 'ad_item').map(competitorOut) },
+    competing_ads: {
+      campaigns: f.competing.filter((c) => c.type === 'campaign').map((c) => competitorOut(c, medium)),
+      ad_items: f.competing.filter((c) => c.type === 'ad_item').map((c) => competitorOut(c, medium)),
+    },
     ...basis(f),
   };
 }
 
 export function forecastActions(router: Router): void {
-  const display = (channel: boolean) => async (req: Request, res: Response) => {
+  const forecastRoute = (medium: Medium, channel: boolean) => async (req: Request, res: Response) => {
     const q = queryOf(req, [channel ? 'channel_id' : 'zone_id', ...FORECAST_PARAMS]);
     const query = forecastQueryOf(q, channel ? { channel: q.channel_id } : { zone: q.zone_id });
-    const f = await asCaller(ctxOf(res), (metadata) => forecasts.forecastDisplay(query, { metadata, idempotent: true, timeoutMs: 30_000 }));
-    res.json({ object: channel ? 'display_channel_forecast' : 'display_forecast', url: req.path, data: displayForecastOut(f) });
+    const f = await asCaller(ctxOf(res), (metadata) => medium.forecast(query, { metadata, idempotent: true, timeoutMs: 30_000 }));
+    res.json({ object: `${medium.name}${channel ? '_channel' : ''}_forecast`, url: req.path, data: forecastOut(f, medium) });
   };
-  documentedRoute(router, { method: 'get', path: '/v2/reports/forecast/display', summary: 'Impressions a proposed placement would get in a zone, day by day, with its competitors', tag: 'reports', query: namedQuery(['zone_id', ...FORECAST_PARAMS]), response: { schema: { type: 'object' } } }, display(false));
-  documentedRoute(router, { method: 'get', path: '/v2/reports/forecast/display/channel', summary: 'Impressions a proposed placement would get on a channel, day by day, with its competitors', tag: 'reports', query: namedQuery(['channel_id', ...FORECAST_PARAMS]), response: { schema: { type: 'object' } } }, display(true));
+  for (const medium of MEDIA) {
+    const what = medium.name === 'vast' ? 'VAST ' : '';
+    documentedRoute(router, { method: 'get', path: `/v2/reports/forecast/${medium.name}`, summary: `Impressions a proposed ${what}placement would get in a ${what}zone, day by day, with its competitors`, tag: 'reports', query: namedQuery(['zone_id', ...FORECAST_PARAMS]), response: { schema: { type: 'object' } } }, forecastRoute(medium, false));
+    documentedRoute(router, { method: 'get', path: `/v2/reports/forecast/${medium.name}/channel`, summary: `Impressions a proposed ${what}placement would get on a ${what}channel, day by day, with its competitors`, tag: 'reports', query: namedQuery(['channel_id', ...FORECAST_PARAMS]), response: { schema: { type: 'object' } } }, forecastRoute(medium, true));
+  }
 
   // The older form: one entry per zone of `zone_id` (a comma-separated list).
   documentedRoute(router, { method: 'get', path: '/v2/reports/placement-forecast', summary: 'Projected impressions of a proposed placement per zone (the older forecast form)', tag: 'reports', query: namedQuery(['zone_id', ...FORECAST_PARAMS]), response: { schema: { type: 'object' } } }, async (req, res) => {
@@ -102,15 +127,21 @@ export function forecastActions(router: Router): void {
     res.json({ object: 'placement_forecast', url: req.path, data });
   });
 
-  documentedRoute(router, { method: 'get', path: '/v2/reports/display-platform-estimate', summary: 'Shares of platforms, browsers and operating systems among the zones\u2019 responses of the last 28 days', tag: 'reports', query: namedQuery(['zone_ids']), response: { schema: { type: 'object' } } }, async (req, res) => {
+  const estimate = (medium: Medium) => async (req: Request, res: Response) => {
+    const ctx = ctxOf(res);
     const q = queryOf(req, ['zone_ids']);
     const values = new QueryValues();
     const zones = values.ids(q.zone_ids, 'zone_ids');
     if (!values.errors.length && !zones.length) values.errors.push({ field: 'zone_ids', type: 'missing_field', message: "'zone_ids' must name one or more zones, comma-separated." });
     if (values.errors.length) throw apiErrors.invalid(values.errors);
-    const est = await asCaller(ctxOf(res), (metadata) => reports.getPlatformEstimate({ zones, days: 28 }, { metadata, idempotent: true, timeoutMs: 30_000 }));
+    // Every id must be one of the caller's zones of this medium: another account's, or a display zone
+    // asked of the VAST estimate, is not found rather than estimated as empty.
+    const found = await backend.list(ctx, { kinds: medium.zoneKinds, ids: zones, limit: zones.length });
+    const missing = zones.find((z) => !found.items.some((i) => i.id === z));
+    if (missing !== undefined) throw apiErrors.notFound(`No ${medium.zoneTitle} with id ${missing} exists.`);
+    const est = await asCaller(ctx, (metadata) => reports.getPlatformEstimate({ zones, days: 28, vast: medium.name === 'vast' }, { metadata, idempotent: true, timeoutMs: 30_000 }));
     res.json({
-      object: 'platform_estimator',
+      object: medium.estimateObject,
       url: req.path,
       data: est.zones.map((z) => ({
         [String(z.zone)]: [{
@@ -122,7 +153,14 @@ export function forecastActions(router: Router): void {
       // How many responses each zone's shares rest on (0: no data, every share 0).
       meta: { days: 28, responses_sampled: Object.fromEntries(est.zones.map((z) => [String(z.zone), z.sampled])) },
     });
-  });
+  };
+  for (const medium of MEDIA) {
+    const what = medium.name === 'vast' ? 'VAST ' : '';
+    documentedRoute(router, { method: 'get', path: `/v2/reports/${medium.name}-platform-estimate`, summary: `Shares of platforms, browsers and operating systems among the ${what}zones\u2019 responses of the last 28 days`, tag: 'reports', query: namedQuery(['zone_ids']), response: { schema: { type: 'object' } } }, estimate(medium));
+  }
 
-  for (const p of ['/v2/reports/forecast/display', '/v2/reports/forecast/display/channel', '/v2/reports/placement-forecast', '/v2/reports/display-platform-estimate']) router.all(p, methodNotSupported);
+  for (const m of MEDIA) {
+    for (const p of [`/v2/reports/forecast/${m.name}`, `/v2/reports/forecast/${m.name}/channel`, `/v2/reports/${m.name}-platform-estimate`]) router.all(p, methodNotSupported);
+  }
+  router.all('/v2/reports/placement-forecast', methodNotSupported);
 }

@@ -1,13 +1,14 @@
 import type { Request, Response, Router } from 'express';
 import {
-  type BreakdownRow, type EventDetail, type Money, type Report, type ReportQuery, type Totals, VideoTotals,
+  type AuctionBid, type AuctionReport, type AuctionRow, type AuctionTotals, type BreakdownRow, type EventDetail, type Money, type Report, type ReportQuery, type Totals, VideoTotals,
 } from '../../../proto/gen/adserver/reporting/v1/reports';
+import type { RequestContext } from '../../context';
 import type { ParameterError } from '../../../services/shared/catalog';
 import { QueryValues } from '../../../services/shared/query-values';
 import { formatTimestamp } from '../../../services/shared/db';
 import { ctxOf } from '../../context';
 import { apiErrors, methodNotSupported } from '../../errors';
-import { asCaller } from '../backend';
+import { asCaller, backend } from '../backend';
 import { reports } from '../../../services/shared/grpc/clients';
 import { parseListParams, queryFlag } from '../params';
 import { documentedRoute, namedQuery } from '../route-docs';
@@ -28,6 +29,7 @@ const VAST_REPORT_PARAMS = REPORT_PARAMS.filter((p) => !['advanced_conversion_da
 const GEO_PARAMS = ['type', 'preset', 'from', 'to', 'timezone', 'publishers', 'zones', 'advertisers', 'campaigns', 'ad-items', 'textads', 'popups'];
 const DETAIL_PARAMS = ['filter_type', 'filter_ids', 'vast', 'preset', 'from', 'to', 'timezone', 'limit', 'offset'];
 const EVENT_LOG_PARAMS = ['log_type', 'from', 'to'];
+const AUCTION_PARAMS = ['type', 'period', 'preset', 'from', 'to', 'timezone', 'summary', 'details', 'breakdown', 'publishers', 'zones', 'advertisers', 'campaigns', 'placements', 'ad-items'];
 
 /** The query as single strings ('' when absent), refusing unknown names and repeated values. */
 const REPORT_FLAGS = new Set(['summary', 'details', 'breakdown', 'financials', 'vast', 'exclude_publisher_ad_items', 'exclude_campaign_ad_items', 'exclude_channel_stats', 'require_channel_stats', 'advanced_conversion_data', 'textads', 'popups']);
@@ -59,7 +61,7 @@ export function reportQueryOf(q: Record<string, string>, vast: boolean, byPlacem
     excludeCampaignAdItems: v.flag(q.exclude_campaign_ad_items ?? '', 'exclude_campaign_ad_items') ?? false,
     excludeChannelStats: v.flag(q.exclude_channel_stats ?? '', 'exclude_channel_stats') ?? false,
     requireChannelStats: v.flag(q.require_channel_stats ?? '', 'require_channel_stats') ?? false,
-    vast, byPlacement,
+    vast, byPlacement, placements: v.ids(q.placements ?? '', 'placements'),
     textads: v.ids(q.textads ?? '', 'textads'), popups: v.ids(q.popups ?? '', 'popups'),
   };
   if (v.errors.length) throw apiErrors.invalid(v.errors);
@@ -201,6 +203,61 @@ function detailOut(kind: 'click' | 'conversion', d: EventDetail) {
   };
 }
 
+/**
+ * The account's auction placements (display or VAST) with their CPM bids, and the zone type each one's
+ * own zone has, read from inventory page by page.
+ */
+async function auctionPlacements(ctx: RequestContext, vast: boolean): Promise<{ bids: AuctionBid[]; zoneTypes: Map<number, string> }> {
+  const bids: AuctionBid[] = [];
+  const zoneTypes = new Map<number, string>();
+  const filters = [{ field: 'serve_method', equals: 'auction', anyOf: [] }];
+  for (let offset = 0; ; offset += 1000) {
+    const page = await backend.list(ctx, { kinds: [vast ? 'vast_placement' : 'placement'], limit: 1000, offset, filters });
+    for (const p of page.items) {
+      const a = p.attributes ?? {};
+      const cpm = (a.cost as { cpm?: number | null } | null)?.cpm;
+      bids.push({ placement: p.id, cpm: typeof cpm === 'number' ? cpm.toFixed(6) : '' });
+      const zone = a.zone as { id: number; type: string } | null;
+      if (zone && typeof zone === 'object') zoneTypes.set(zone.id, zone.type);
+    }
+    if (!page.hasMore) return { bids, zoneTypes };
+  }
+}
+
+/** The reference's base_auction_data: counts, the deprecated single-currency numbers, and financials per currency. */
+function auctionCountsOut(t: AuctionTotals | undefined) {
+  const list = (m: Money[] = []) => m.map((v) => ({ cur: v.currency, amount: Number(v.amount) }));
+  // The deprecated numbers hold the one currency's amount: 0 with none, null when several are mixed.
+  const one = (m: Money[] = []) => (m.length === 1 ? Number(m[0].amount) : m.length ? null : 0);
+  return {
+    // Serving records only the placement an auction chose, not the others that bid: how many auctions a
+    // placement took part in has no source here, so it is null rather than a count that could read as 0.
+    requests: null,
+    wins: t?.wins ?? 0,
+    views: t?.views ?? 0,
+    revenue: one(t?.revenue), publisherRevenue: one(t?.publisherRevenue), minCPM: one(t?.minCpm), maxCPM: one(t?.maxCpm), totalCPM: one(t?.totalCpm),
+    financials: { revenue: list(t?.revenue), publisherRevenue: list(t?.publisherRevenue), minCPM: list(t?.minCpm), maxCPM: list(t?.maxCpm), totalCPM: list(t?.totalCpm) },
+  };
+}
+
+function auctionReportOut(r: AuctionReport, url: string, vast: boolean, zoneTypes: Map<number, string>) {
+  // A channel placement's zone is not its own: its type is the reference's default, a standard zone.
+  const zoneType = (id: number) => (vast ? 'vast_zone' : zoneTypes.get(id) ?? 'standard_zone');
+  const row = (b: AuctionRow) => ({ zone: b.zone ? { type: zoneType(b.zone), id: b.zone } : null, placement: b.placement, publisher: b.publisher || null, ...auctionCountsOut(b.totals) });
+  const breakdown = (rows: AuctionRow[]) => (r.breakdown ? { breakdown: rows.map(row) } : {});
+  return {
+    object: vast ? 'vast_auction_placement_report' : 'auction_placement_report',
+    url,
+    data: r.data.map((e) => ({
+      type: r.type,
+      id: e.id,
+      ...(r.summary ? { summary: { ...auctionCountsOut(e.summary), ...breakdown(e.breakdown) } } : {}),
+      ...(r.details ? { details: e.details.map((d) => ({ start_date: d.startDate, ...auctionCountsOut(d.totals), ...breakdown(d.breakdown) })) } : {}),
+    })),
+    meta: { type: r.type, period: r.period, from: r.from, to: r.to, timezone: r.timezone },
+  };
+}
+
 export function reportActions(router: Router): void {
   const getReport = (vast: boolean) => async (req: Request, res: Response) => {
     const q = queryOf(req, vast ? VAST_REPORT_PARAMS : REPORT_PARAMS);
@@ -231,6 +288,16 @@ export function reportActions(router: Router): void {
       meta: { type: r.type, from: r.from, to: r.to, timezone: r.timezone },
     });
   };
+  const auction = (vast: boolean) => async (req: Request, res: Response) => {
+    const ctx = ctxOf(res);
+    const query = reportQueryOf(queryOf(req, AUCTION_PARAMS), vast);
+    const { bids, zoneTypes } = await auctionPlacements(ctx, vast);
+    const r = await asCaller(ctx, (metadata) => reports.getAuctionPlacements({ query, bids }, { idempotent: true, timeoutMs: 30_000, metadata }));
+    res.json(auctionReportOut(r, req.path, vast, zoneTypes));
+  };
+  documentedRoute(router, { method: 'get', path: '/v2/reports/auction-placements', summary: 'Wins, views, revenue and CPM bids of the auction placements over a period', tag: 'reports', query: namedQuery(AUCTION_PARAMS, REPORT_FLAGS), response: { schema: { type: 'object' } } }, auction(false));
+  documentedRoute(router, { method: 'get', path: '/v2/vast-reports/auction-placements', summary: 'Wins, views, revenue and CPM bids of the VAST auction placements over a period', tag: 'reports', query: namedQuery(AUCTION_PARAMS, REPORT_FLAGS), response: { schema: { type: 'object' } } }, auction(true));
+
   documentedRoute(router, { method: 'get', path: '/v2/reports/geo-summary-report', summary: 'Delivery by country', tag: 'reports', query: namedQuery(GEO_PARAMS, REPORT_FLAGS), response: { schema: { type: 'object' } } }, geo(false));
   documentedRoute(router, { method: 'get', path: '/v2/vast-reports/geo-summary-report', summary: 'VAST delivery by country', tag: 'reports', query: namedQuery(GEO_PARAMS, REPORT_FLAGS), response: { schema: { type: 'object' } } }, geo(true));
 
@@ -291,6 +358,6 @@ export function reportActions(router: Router): void {
     res.send(out.csv);
   });
 
-  for (const p of ['/v2/reports', '/v2/vast-reports', '/v2/vast/reports', '/v2/reports/geo-summary-report', '/v2/vast-reports/geo-summary-report',
+  for (const p of ['/v2/reports', '/v2/vast-reports', '/v2/vast/reports', '/v2/reports/auction-placements', '/v2/vast-reports/auction-placements', '/v2/reports/geo-summary-report', '/v2/vast-reports/geo-summary-report',
     '/v2/reports/click-details', '/v2/reports/conversion-details', '/v2/event-logs', '/v2/event-logs/:logType/:file']) router.all(p, methodNotSupported);
 }

@@ -94,6 +94,11 @@ export interface VersionView {
   /** Archive/unarchive routes: v1 `GET /{id}/archive`, `/{id}/unarchive`; v2 also `/archived...`. */
   archive?: boolean;
   /**
+   * v2 `DELETE /archived/{id}` as well: deletes an archived resource for good, with what its archive
+   * took along. The reference offers it for campaigns and channels only, so it is asked for per view.
+   */
+  archivedDelete?: boolean;
+  /**
    * A nested collection: `path` holds `:param` segments (`/v2/self-serve/portals/:portal/zones`) and each
    * binds a reference field of the kind (`{ portal: 'portal' }`). Lists are filtered by it, creates set
    * it, and a resource is only found under the path of its own parent.

@@ -131,7 +131,7 @@ export const standardCampaign: ResourceKind = {
       path: '/v1/campaigns/banner',
       fields: ['advertiser', 'height', 'width', 'name', 'roadblock_tags', 'flexible_type', 'deleted'],
     },
-    v2: { object: 'standard_campaign', path: '/v2/campaigns/standard', archive: true, fields: ['advertiser', 'name', 'roadblock_tags', 'metadata'] },
+    v2: { object: 'standard_campaign', path: '/v2/campaigns/standard', archive: true, archivedDelete: true, fields: ['advertiser', 'name', 'roadblock_tags', 'metadata'] },
   },
 };
 

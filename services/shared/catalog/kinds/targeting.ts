@@ -22,7 +22,7 @@ export const channel: ResourceKind = {
     priority,
     use_share_of_voice: { type: 'boolean', default: false },
   },
-  views: { v2: { object: 'channel', path: '/v2/channels', archive: true } },
+  views: { v2: { object: 'channel', path: '/v2/channels', archive: true, archivedDelete: true } },
 };
 
 export const channelZoneAssignment: ResourceKind = {

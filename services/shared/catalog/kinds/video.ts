@@ -90,7 +90,7 @@ export const vastCampaign: ResourceKind = {
     created_by: userId,
     updated_by: userId,
   },
-  views: { v2: { object: 'vast_campaign', path: '/v2/vast-campaigns', archive: true } },
+  views: { v2: { object: 'vast_campaign', path: '/v2/vast-campaigns', archive: true, archivedDelete: true } },
 };
 
 
@@ -156,7 +156,7 @@ export const vastChannel: ResourceKind = {
     // The zones assigned to the channel ({id, name, type}), from its zone assignments.
     vast_zones: { type: 'array', readOnly: true },
   },
-  views: { v2: { object: 'vast_channel', path: '/v2/vast-channels', archive: true } },
+  views: { v2: { object: 'vast_channel', path: '/v2/vast-channels', archive: true, archivedDelete: true } },
 };
 
 export const vastChannelZoneAssignment: ResourceKind = {
