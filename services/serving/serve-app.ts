@@ -159,7 +159,9 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     const data = test ? deps.testData.current : deps.data.current;
     if (r.debug) {
       // Decision debug for the account's own key: every ad of the zone and the rule that excluded it.
-      const { ads, excluded } = await decideFor(data, r, req, 'all');
+      // A VAST zone's id is debugged as the player's request would be decided.
+      const video = !data.zone(r.account, r.zone) && !!data.zone(r.account, r.zone, true);
+      const { ads, excluded } = await decideFor(data, r, req, 'all', undefined, video);
       return sendJson(res, 200, {
         object: 'decision_debug',
         zone: r.zone,

@@ -347,6 +347,14 @@ describe('delivery rules apply to video as to display', () => {
     const mainPlacement = (await place(zone, main)).placement;
     await served(zone);
     for (let i = 0; i < 5; i++) expect((await parse((await spark(zone)).text))[0].id).toBe(String(main));
+    // Decision debug takes a VAST zone's id too, and says why each other ad is out.
+    const debug = (await api.get(`/v2/adserve?ID=${acct.id}&setID=${zone}&type=json&debug=1`)).body;
+    expect(debug.eligible.map((e: { ad_item: number }) => e.ad_item)).toEqual([main]);
+    expect(debug.excluded).toEqual(expect.arrayContaining([
+      expect.objectContaining({ ad_item: backup, rule: 'fallback' }),
+      expect.objectContaining({ rule: 'paused' }),
+      expect.objectContaining({ rule: 'schedule' }),
+    ]));
     await api.put(`/v2/vast-placements/${mainPlacement.id}`, { active: false });
     await within(3000, async () => (await parse((await spark(zone)).text))[0]?.id === String(backup), 50);
   });
