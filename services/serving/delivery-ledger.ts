@@ -189,9 +189,15 @@ export class DeliveryLedger implements DeliveryGate {
     if (st.claiming) return st.claiming;
     const now = this.now();
     st.claimedAt = now;
-    const inflight = this.recent(st, now, this.inflightMs);
+    // The grant not yet spent may be spent while this claim travels: it is sent as in flight, so the
+    // new hold covers those decisions even when the limit then leaves a smaller grant. Without it a
+    // replica could hold fewer decisions than it had made and another be granted the difference (a
+    // CI run of two replicas served 31 of a goal of 30).
+    const reserve = Math.max(0, st.granted - st.used);
+    const inflight = this.recent(st, now, this.inflightMs) + reserve;
     const rate = this.recent(st, now, 1000);
-    const headroom = Math.max(2, Math.ceil((rate * this.claimEveryMs * 3) / 1000));
+    // New grant asked: what tops the unspent reserve up to the headroom the recent rate needs.
+    const headroom = Math.max(0, Math.max(2, Math.ceil((rate * this.claimEveryMs * 3) / 1000)) - reserve);
     const usedAtSend = st.used;
     const countTtl = st.goal.until ? st.goal.until - now + 24 * 3600_000 : LIFETIME_COUNTER_TTL_MS;
     st.claiming = (async () => {
@@ -211,8 +217,10 @@ export class DeliveryLedger implements DeliveryGate {
         // another replica counted meanwhile) and `granted` new decisions; decisions made during the
         // round trip spend that grant.
         this.dropOldest(st, answer.landed, now);
-        st.granted = answer.granted;
+        // What may be decided from the send on: the reserve (decisions made while the claim travelled
+        // spent it first) and the new grant; the hold just claimed covers exactly that.
         st.used -= usedAtSend;
+        st.granted = answer.granted + reserve;
         st.counted = answer.counted;
         st.holders = answer.holders;
         if (st.failed) log.info('delivery counters reachable again', { goal: st.key });

@@ -181,8 +181,9 @@ describe('a second serving process', () => {
       );
       // Neither replica serves it any more.
       for (const base of bases) expect((await serveGet(base, `/adserve/;ID=${acct.id};setID=${own.zone.id};type=json`)).body.status).toBe('NO_ADS');
-      // The contract's bound is one in-flight decision per replica past the goal. Runs here meet the
-      // goal exactly; one loaded CI run (clean clone, both suites) served 31 of 30, cause not found yet.
+      // The contract's bound: one in-flight decision per replica past the goal. One loaded CI run served
+      // 31 of 30; a claim that travelled while its replica spent the old grant could hold too little
+      // (fixed: the unspent grant goes with the claim as in flight), not proven to be that run's cause.
       expect(impressions).toBeGreaterThanOrEqual(goal);
       expect(impressions).toBeLessThanOrEqual(goal + 1);
     } else {
