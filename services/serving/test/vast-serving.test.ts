@@ -345,7 +345,8 @@ describe('delivery rules apply to video as to display', () => {
     await place(zone, backup, {}, { is_fallback: true });
     const main = await videoAd('Main');
     const mainPlacement = (await place(zone, main)).placement;
-    await served(zone);
+    // Until serving holds the main placement, the fallback is (rightly) what the zone answers.
+    await served(zone, '', 1, main);
     for (let i = 0; i < 5; i++) expect((await parse((await spark(zone)).text))[0].id).toBe(String(main));
     // Decision debug takes a VAST zone's id too, and says why each other ad is out.
     const debug = (await api.get(`/v2/adserve?ID=${acct.id}&setID=${zone}&type=json&debug=1`)).body;
