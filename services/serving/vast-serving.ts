@@ -169,7 +169,8 @@ export function vastAdFor(data: DecisionData, d: Decision, o: VastAdOptions): Va
             : { kind: 'static', value: n.creativeSource, type: n.creativeType === 'javascript_url' ? 'application/javascript' : imageType(n.creativeSource) };
       return {
         width: n.width, height: n.height, resource, minSuggestedDuration: n.minSuggestedDuration || undefined,
-        clickThrough: ad.location ? own(urls, '/vast/click') : undefined, clickTracking: [], tracking: [],
+        // A non-linear's click is told apart (nl=1) for the VAST reports' non-linear columns.
+        clickThrough: ad.location ? own(urls, '/vast/click', '&nl=1') : undefined, clickTracking: [], tracking: [],
       };
     });
   const companions: VastCompanion[] = parts.companions.map((e) => {
@@ -212,7 +213,9 @@ export function vastAdFor(data: DecisionData, d: Decision, o: VastAdOptions): Va
         }
         : undefined,
       nonLinear: nonLinear.length ? nonLinear : undefined,
-      nonLinearTracking: nonLinear.length ? thirdParty.filter((t) => t.event === 'nlCreativeView').map((t) => ({ event: 'creativeView' as const, url: t.url })) : undefined,
+      nonLinearTracking: nonLinear.length
+        ? [{ event: 'creativeView' as const, url: eventUrl(urls, 'nonLinearCreativeView') }, ...thirdParty.filter((t) => t.event === 'nlCreativeView').map((t) => ({ event: 'creativeView' as const, url: t.url }))]
+        : undefined,
       companions: companions.length ? companions : undefined,
       companionsRequired: companions.length ? (ad.companionDisplay as 'all' | 'any' | 'none') : undefined,
     },

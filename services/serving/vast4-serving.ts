@@ -170,6 +170,7 @@ export function vast4AdFor(data: DecisionData, d: Decision, o: VastAdOptions): V
       universalAdId,
       linear,
       nonLinear: nonLinear.length ? nonLinear : undefined,
+      nonLinearTracking: nonLinear.length ? [{ event: 'creativeView', url: eventUrl(urls, 'nonLinearCreativeView') }] : undefined,
       companions: companions.length ? companions : undefined,
       companionsRequired: companions.length ? companionsRequired : undefined,
     },

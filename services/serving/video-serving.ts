@@ -156,11 +156,15 @@ export class VideoServing {
    */
   private click(d: Decision, req: http.IncomingMessage, res: http.ServerResponse, q: URLSearchParams): void {
     const data = this.deps.data.current;
+    const part = Number(q.get('p'));
     const destination = d.adItemKind === 'vast4_ad'
-      ? vast4Destination(data, d.account, d.adItem, Number(q.get('p')), false)?.url
+      ? vast4Destination(data, d.account, d.adItem, part, false)?.url
       : data.get(d.account, 'vast_ad_item', d.adItem)?.vastAd?.location;
     if (!destination) return redirect(res, '');
     this.recordClick(d, req, res);
+    // A non-linear's click also counts as such: the 2/3 model marks it, a 4.2 part is one.
+    const nonLinear = d.adItemKind === 'vast4_ad' ? !!data.get(d.account, 'vast4_non_linear', part) : q.get('nl') === '1';
+    if (nonLinear) this.recordVideo('nonLinearClick', d, req, res);
     redirect(res, destination);
   }
 

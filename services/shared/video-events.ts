@@ -9,6 +9,7 @@ export const VIDEO_EVENTS = [
   'rewind', 'skip', 'close', 'closeLinear', 'fullscreen', 'exitFullscreen', 'expand', 'collapse', 'acceptInvitationLinear',
   'companionView1', 'companionView2', 'companionView3', 'companionView4', 'companionView5',
   'companionClick1', 'companionClick2', 'companionClick3', 'companionClick4', 'companionClick5',
+  'nonLinearCreativeView', 'nonLinearClick',
 ] as const satisfies readonly Exclude<keyof VideoTotals, 'completionRate'>[];
 
 export type VideoEvent = (typeof VIDEO_EVENTS)[number];

@@ -93,8 +93,8 @@ function vastCountsOut(t: Totals | undefined, financials: boolean) {
     expand: v.expand, collapse: v.collapse, accept_invitation_linear: v.acceptInvitationLinear, close_linear: v.closeLinear, skip: v.skip,
     companion_views_1: v.companionView1, companion_views_2: v.companionView2, companion_views_3: v.companionView3, companion_views_4: v.companionView4, companion_views_5: v.companionView5,
     companion_clicks_1: v.companionClick1, companion_clicks_2: v.companionClick2, companion_clicks_3: v.companionClick3, companion_clicks_4: v.companionClick4, companion_clicks_5: v.companionClick5,
-    // Players fire creativeView for the ad they show; serving answers linear ads, so it counts as linear.
-    linear_creative_view: v.creativeView, non_linear_creative_view: 0,
+    // A linear ad's creativeView; a non-linear's is tracked apart.
+    linear_creative_view: v.creativeView, non_linear_creative_view: v.nonLinearCreativeView,
     conversions: x.conversions,
     // Extension (not in the reference): complete / impressions, 0..1 to four places, 0 without impressions.
     completion_rate: v.completionRate,
@@ -159,11 +159,11 @@ export function vast4ReportOut(r: Report, url: string) {
         ctr: t.impressions ? round((100 * (t.clicks + companionClicks)) / t.impressions, 2) : 0,
         linear: {
           loaded: 0, start: v.start, first_quartile: v.firstQuartile, midpoint: v.midpoint, third_quartile: v.thirdQuartile, complete: v.complete, progress: v.progress,
-          clicks: t.clicks, conversions: t.conversions, mute: v.mute, unmute: v.unmute, pause: v.pause, resume: v.resume, skip: v.skip,
+          clicks: Math.max(0, t.clicks - v.nonLinearClick), conversions: t.conversions, mute: v.mute, unmute: v.unmute, pause: v.pause, resume: v.resume, skip: v.skip,
           player_expand: v.expand + v.fullscreen, player_collapse: v.collapse + v.exitFullscreen, not_used: 0, close_linear: v.closeLinear,
         },
         non_linear: {
-          creative_view: 0, clicks: 0, conversions: 0, ad_expand: 0, ad_collapse: 0, minimize: 0, close: v.close,
+          creative_view: v.nonLinearCreativeView, clicks: v.nonLinearClick, conversions: 0, ad_expand: 0, ad_collapse: 0, minimize: 0, close: v.close,
           mute: 0, unmute: 0, pause: 0, resume: 0, skip: 0, player_expand: 0, player_collapse: 0, not_used: 0,
         },
         companion: { creative_view: companionViews, clicks: companionClicks, conversions: 0 },

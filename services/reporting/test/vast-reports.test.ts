@@ -96,7 +96,7 @@ describe('VAST reports count the VAST events, exactly once', () => {
     // 40 impressions at CPM 10: 0.40 USD.
     const usd = (amount: number) => [{ cur: 'USD', amount }];
     expect(z15.summary).toEqual({
-      requests: VAST_DECISIONS, impressions: VAST_DECISIONS, clicks: VAST_CLICKS, conversions: 1, ...video, non_linear_creative_view: 0,
+      requests: VAST_DECISIONS, impressions: VAST_DECISIONS, clicks: VAST_CLICKS, conversions: 1, ...video, non_linear_creative_view: expectedCount('nonLinearCreativeView'),
       completion_rate: Math.round((expectedCount('complete') / VAST_DECISIONS) * 10_000) / 10_000,
       financials: { cost: usd(0.4), payout: usd(0), revenue: usd(0.4), e_cpm: usd(10), e_cpc: usd(0.057143), e_cpa: usd(0.4) },
     });
@@ -147,10 +147,11 @@ describe('VAST reports count the VAST events, exactly once', () => {
       ctr: Math.round((10_000 * (VAST_CLICKS + companionClicks)) / 40) / 100,
       linear: {
         loaded: 0, start: n('start'), first_quartile: n('firstQuartile'), midpoint: n('midpoint'), third_quartile: n('thirdQuartile'), complete: n('complete'),
-        progress: n('progress'), clicks: VAST_CLICKS, conversions: 1, mute: n('mute'), unmute: n('unmute'), pause: n('pause'), resume: n('resume'), skip: n('skip'),
+        // Non-linear clicks are among the clicks; these synthetic counts have more of them than clicks.
+        progress: n('progress'), clicks: Math.max(0, VAST_CLICKS - n('nonLinearClick')), conversions: 1, mute: n('mute'), unmute: n('unmute'), pause: n('pause'), resume: n('resume'), skip: n('skip'),
         player_expand: n('expand') + n('fullscreen'), player_collapse: n('collapse') + n('exitFullscreen'), close_linear: n('closeLinear'),
       },
-      non_linear: { close: n('close'), creative_view: 0 },
+      non_linear: { close: n('close'), creative_view: n('nonLinearCreativeView'), clicks: n('nonLinearClick') },
       companion: { creative_view: companionViews, clicks: companionClicks, conversions: 0 },
       cost: 0.4, revenue: 0.4, payout: 0, e_cpm: 10, cpm: 10, e_cpa: 0.4, currency: 'USD', completion_rate: 0.15,
     });

@@ -300,7 +300,24 @@ describe('the VAST 4.2 model serves with what VAST 4 adds', () => {
     const comp = parsed.creatives.find((c) => c.type === 'companion')!;
     const cclick = await fire(comp.variations[0].companionClickThroughURLTemplate);
     expect([cclick.status, cclick.headers.location]).toEqual([302, 'https://advertiser.example/c4']);
-    expect(parsed.creatives.some((c) => c.type === 'nonlinear')).toBe(true);
+    // The overlay's view and click count as non-linear in the reports.
+    const overlayAd = parsed.creatives.find((c) => c.type === 'nonlinear') as unknown as { trackingEvents: Record<string, string[]>; variations: { nonlinearClickThroughURLTemplate: string }[] };
+    const nlView = overlayAd.trackingEvents.creativeView.find((u) => u.includes('/vast/event?'))!;
+    expect((await fire(nlView)).status).toBe(200);
+    const nlClick = await fire(overlayAd.variations[0].nonlinearClickThroughURLTemplate);
+    expect([nlClick.status, nlClick.headers.location]).toEqual([302, 'https://advertiser.example/nl']);
+    let row: Record<string, any> = {};
+    await within(8000, async () => {
+      const res = await api.get(`/v2/vast-reports?type=ad-item&period=day&preset=today&ad-items=${ad.id}`);
+      row = res.body.data?.find((e: { id: number }) => e.id === ad.id)?.summary ?? {};
+      return row.non_linear_creative_view === 1;
+    }, 500);
+    // A decision counts one click whichever part was clicked; the overlay's is counted as non-linear too.
+    expect(row).toMatchObject({ non_linear_creative_view: 1, clicks: 1 });
+    const v4 = await api.get(`/v2/vast/reports?type=ad-item&period=day&preset=today&ad-items=${ad.id}`);
+    expect(v4.status).toBe(200);
+    const placementRow = v4.body.data.find((r: { non_linear: { clicks: number } }) => r.non_linear.clicks > 0);
+    expect(placementRow).toMatchObject({ non_linear: { creative_view: 1, clicks: 1 }, linear: { clicks: 0 } });
     // The same ad in VAST 3.0 and 2.0: what those versions can say, still valid.
     for (const v of ['3.0', '2.0'] as VastVersion[]) await expectValid(v, (await spark(zone, `&vast=${v}`)).text);
     // A 4.2 wrapper is a Wrapper of its ad_url.
