@@ -147,7 +147,12 @@ export async function startGateway(): Promise<RunningGateway> {
           : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
             ? [408, 'request_timeout_error', 'The request was not received in time.']
             : [400, 'invalid_request_error', 'The request is not valid HTTP (check the request line, its path and the headers).'];
-      const body = JSON.stringify({ object: 'error', type, message, http_status: status });
+      // v1 errors carry `status` too (spec 2.1). Which API an unreadable request was for shows only when
+      // the chunk being parsed starts it (over TLS a long request line spans several records): a v2 one
+      // gets the v2 shape, anything else both members, which v2 clients ignore and v1 clients need.
+      const head = ((err as { rawPacket?: Buffer }).rawPacket ?? Buffer.alloc(0)).subarray(0, 32).toString('latin1');
+      const v2 = /^[A-Z]+ \/v2\//.test(head);
+      const body = JSON.stringify({ object: 'error', type, message, ...(v2 ? {} : { status }), http_status: status });
       sock.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     });
   }
