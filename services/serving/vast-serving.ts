@@ -93,6 +93,11 @@ export function ownTracking(version: VastVersion, urls: VastUrls, duration: numb
 
 /** Whether an ad item can be answered as VAST: a wrapper, or an ad with something to show. */
 export function vastPlayable(data: DecisionData, c: Pick<Candidate, 'account' | 'adItem' | 'adItemKind'>, allowWrapper: boolean): boolean {
+  // Asked for every candidate of every request; the answer only changes with the snapshot.
+  return data.memo(`vast-playable:${c.adItemKind}:${c.account}:${c.adItem}:${allowWrapper}`, () => playable(data, c, allowWrapper));
+}
+
+function playable(data: DecisionData, c: Pick<Candidate, 'account' | 'adItem' | 'adItemKind'>, allowWrapper: boolean): boolean {
   if (c.adItemKind === 'vast4_ad') return vast4Playable(data, c.account, c.adItem, allowWrapper);
   if (c.adItemKind !== 'vast_ad_item') return false;
   const ad = data.get(c.account, 'vast_ad_item', c.adItem)?.vastAd;
