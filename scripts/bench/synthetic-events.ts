@@ -1,4 +1,4 @@
-import { EventKind, type ServingEvent } from '../../proto/gen/adserver/reporting/v1/events';
+import { EventKind, ServingEvent } from '../../proto/gen/adserver/reporting/v1/events';
 import { eventIngest } from '../../services/shared/grpc/clients';
 
 /**
@@ -31,7 +31,7 @@ export function syntheticBatch(o: SyntheticOptions, start: number, count: number
     if (i % 100 === 99) kind = EventKind.CLICK;
     if (i % 1000 === 999) kind = EventKind.CONVERSION;
     const at = now - span + Math.floor(((i + 0.5) / o.events) * span);
-    out.push({
+    out.push(ServingEvent.fromPartial({
       id: `${o.run}-${d}:${EventKind[kind].toLowerCase()}-${i}`,
       kind,
       occurredAt: new Date(at).toISOString(),
@@ -60,7 +60,7 @@ export function syntheticBatch(o: SyntheticOptions, start: number, count: number
       conversionReference: '',
       vast: false,
       videoEvent: '',
-    });
+    }));
   }
   return out;
 }
