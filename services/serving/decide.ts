@@ -1,6 +1,7 @@
 import { pickWeighted, TIERS, type Candidate, type DecisionData, type Excluded } from './decision-store';
 import { judge, type RequestFacts } from '../targeting';
 import { FREE, type DeliveryGate } from './delivery-ledger';
+import { isDemand, type DemandCandidate } from './demand/candidate';
 
 /**
  * The decision engine: which ad a zone shows for one request. Pure: it reads the snapshot of decision
@@ -36,6 +37,8 @@ export interface DecisionCounters {
   shownOnPage?: ReadonlySet<number>;
   /** Delivery goals (quotas, day caps), pacing and the auction's rates; absent: no goal applies (test mode). */
   delivery?: DeliveryGate;
+  /** Programmatic bids that arrived within the zone's budget (one per demand endpoint), for `one` decisions. */
+  bids?: readonly DemandCandidate[];
 }
 
 /** Time and chance, injected so that a test can fix both. */
@@ -58,7 +61,8 @@ export function decide(request: DecisionRequest, snapshot: DecisionData, counter
   const explain = request.want === 'all' ? (e: Excluded) => excluded.push(e) : undefined;
   const now = clock.now();
   const candidates = snapshot.eligible(request.account, request.zone, request.size, now, explain, request.video);
-  if (!candidates.length) return { ads: [], excluded };
+  const bids = request.want === 'one' ? counters.bids ?? [] : [];
+  if (!candidates.length && !bids.length) return { ads: [], excluded };
   const allowed: Candidate[] = [];
   const preferred = new Set<Candidate>();
   const paced = new Set<Candidate>();
@@ -83,7 +87,7 @@ export function decide(request: DecisionRequest, snapshot: DecisionData, counter
     allowed.push(c);
     if (verdict.preferred) preferred.add(c);
   }
-  if (!allowed.length) return { ads: [], excluded };
+  if (!allowed.length && !bids.length) return { ads: [], excluded };
   // Fallback placements serve only when nothing else can.
   if (allowed.some((c) => c.fallback) && allowed.some((c) => !c.fallback)) {
     for (let i = allowed.length - 1; i >= 0; i--) {
@@ -107,20 +111,35 @@ export function decide(request: DecisionRequest, snapshot: DecisionData, counter
     if (list) list.push(c);
     else tiers.set(c.tier, [c]);
   }
-  const order = [...tiers.keys()].sort((a, b) => a - b);
+  // Bids compete in their endpoint's tier (network unless it says otherwise).
+  const bidTiers = new Map<number, DemandCandidate[]>();
+  for (const b of bids) {
+    const list = bidTiers.get(b.tier);
+    if (list) list.push(b);
+    else bidTiers.set(b.tier, [b]);
+  }
+  const order = [...new Set([...tiers.keys(), ...bidTiers.keys()])].sort((a, b) => a - b);
   const best = order[0];
+  const zone = snapshot.zone(request.account, request.zone, request.video)?.zone;
+  const tieBreak = zone?.auctionTieBreak === 'SCORE' ? 'score' : 'random';
   if (explain) {
     for (const c of allowed) {
       if (c.tier !== best) explain({ placement: c.placement, adItem: c.adItem, rule: 'priority', detail: `a ${TIERS[best]} ad is eligible (this one is ${TIERS[c.tier]})` });
     }
   }
   for (const t of order) {
-    const inTier = tiers.get(t)!;
+    const inTier = tiers.get(t) ?? [];
     // Within the tier, keyword "preferred" matches are served ahead of the rest.
     const favoured = inTier.filter((c) => preferred.has(c));
     const eligible = favoured.length ? favoured : inTier;
-    if (request.want === 'all') return { ads: eligible, excluded };
-    const chosen = pickInTier(eligible, paced, clock.random, counters.delivery, auctionFirst(snapshot, request));
+    if (request.want === 'all') {
+      if (eligible.length) return { ads: eligible, excluded };
+      continue;
+    }
+    const chosen = eligible.length ? pickInTier(eligible, paced, clock.random, counters.delivery, auctionFirst(snapshot, request), tieBreak) : undefined;
+    // The tier's direct pick and its best bid meet on effective CPM: a bid must beat the placement's.
+    const bid = highestBid(bidTiers.get(t), clock.random);
+    if (bid && (!chosen || bid.demand.price > effectiveCpm(chosen, counters.delivery))) return { ads: [bid], excluded };
     if (chosen) return { ads: [chosen], excluded };
   }
   return { ads: [], excluded };
@@ -137,7 +156,7 @@ function auctionFirst(snapshot: DecisionData, request: DecisionRequest): boolean
  * lower tiers unless weighted ads share the tier), then weight, then the auction: the highest
  * effective CPM, ties broken by weight.
  */
-export function pickInTier(tier: Candidate[], paced: ReadonlySet<Candidate>, random: () => number, gate?: DeliveryGate, auctionBeforeWeight = false): Candidate | undefined {
+export function pickInTier(tier: Candidate[], paced: ReadonlySet<Candidate>, random: () => number, gate?: DeliveryGate, auctionBeforeWeight = false, tieBreak: 'random' | 'score' = 'score'): Candidate | undefined {
   if (paced.size) {
     const onPace = tier.filter((c) => paced.has(c));
     if (onPace.length) return pickWeighted(onPace, random);
@@ -155,16 +174,50 @@ export function pickInTier(tier: Candidate[], paced: ReadonlySet<Candidate>, ran
   }
   const weighted = rest.filter((c) => c.serveMethod !== 'auction');
   if (weighted.length && (!auctionBeforeWeight || weighted.length === rest.length)) return pickWeighted(weighted, random);
-  return auction(rest.filter((c) => c.serveMethod === 'auction'), random, gate);
+  return auction(rest.filter((c) => c.serveMethod === 'auction'), random, gate, tieBreak);
 }
 
-/** The highest effective CPM; ties go to the higher weight, then to chance. */
-function auction(rest: Candidate[], random: () => number, gate?: DeliveryGate): Candidate | undefined {
+/** A candidate's effective CPM: its auction rate from delivery (CPC and CPA priced by their rates), else its CPM. */
+export function effectiveCpm(c: Candidate, gate?: DeliveryGate): number {
+  if (isDemand(c)) return c.demand.price;
+  return gate ? gate.ecpm(c) : Number(c.cost.cpm || 0);
+}
+
+/** The highest bid; equal bids are drawn by chance. */
+function highestBid(bids: DemandCandidate[] | undefined, random: () => number): DemandCandidate | undefined {
+  let winner: DemandCandidate | undefined;
+  let ties = 0;
+  for (const b of bids ?? []) {
+    if (!winner || b.demand.price > winner.demand.price) {
+      winner = b;
+      ties = 1;
+    } else if (b.demand.price === winner.demand.price && random() < 1 / ++ties) winner = b;
+  }
+  return winner;
+}
+
+/**
+ * The highest effective CPM. Ties (the zone's auction_tie_break): `score` gives them to the higher
+ * weight, then to chance; `random` draws among them in proportion to their weights.
+ */
+function auction(rest: Candidate[], random: () => number, gate?: DeliveryGate, tieBreak: 'random' | 'score' = 'score'): Candidate | undefined {
+  if (tieBreak === 'random') {
+    let best = -1;
+    let tied: Candidate[] = [];
+    for (const c of rest) {
+      const ecpm = effectiveCpm(c, gate);
+      if (ecpm > best) {
+        best = ecpm;
+        tied = [c];
+      } else if (ecpm === best) tied.push(c);
+    }
+    return tied.length > 1 && tied.some((c) => c.weight > 0) ? pickWeighted(tied, random) : tied[0];
+  }
   let winner: Candidate | undefined;
   let best = -1;
   let ties = 0;
   for (const c of rest) {
-    const ecpm = gate ? gate.ecpm(c) : Number(c.cost.cpm || 0);
+    const ecpm = effectiveCpm(c, gate);
     if (ecpm > best || (ecpm === best && c.weight > winner!.weight)) {
       winner = c;
       best = ecpm;

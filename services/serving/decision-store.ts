@@ -6,6 +6,12 @@ import {
   type DecisionDataUpdate,
   type DecisionEntity,
   type DecisionEntityRef,
+  type DecisionDemandEndpoint,
+  type DecisionDemandSource,
+  type DecisionPmpDeal,
+  type DecisionOrtbNativeAd,
+  type DecisionOrtbNativeTemplate,
+  type DecisionOrtbNativeAsset,
 } from '../../proto/gen/adserver/inventory/v1/decision_data';
 import { openStream } from '../shared/grpc/client';
 import { parseTimestamp } from '../shared/timezones';
@@ -220,6 +226,39 @@ export class DecisionData {
 
   get(account: number, kind: string, id: number): DecisionEntity | undefined {
     return this.entities.get(key(account, kind, id));
+  }
+
+  /** Entities of one kind of an account, found once per snapshot change. */
+  private ofKind(account: number, kind: string): DecisionEntity[] {
+    return this.memo(`kind:${account}:${kind}`, () => [...this.entities.values()].filter((e) => e.account === account && e.kind === kind));
+  }
+
+  demandEndpoints(account: number): Array<{ id: number; account: number; endpoint: DecisionDemandEndpoint }> {
+    return this.ofKind(account, 'demand_endpoint').filter((e) => e.demandEndpoint).map((e) => ({ id: e.id, account, endpoint: e.demandEndpoint! }));
+  }
+
+  demandSource(account: number, id: number): DecisionDemandSource | undefined {
+    return this.get(account, 'demand_source', id)?.demandSource;
+  }
+
+  pmpDeal(account: number, id: number): DecisionPmpDeal | undefined {
+    return this.get(account, 'pmp_deal', id)?.pmpDeal;
+  }
+
+  ortbNativeAds(account: number, zone: number): Array<{ id: number; ad: DecisionOrtbNativeAd }> {
+    return this.ofKind(account, 'ortb_native_ad').filter((e) => e.ortbNativeAd?.zone === zone).map((e) => ({ id: e.id, ad: e.ortbNativeAd! }));
+  }
+
+  ortbNativeTemplate(account: number, id: number): DecisionOrtbNativeTemplate | undefined {
+    return this.get(account, 'ortb_native_template', id)?.ortbNativeTemplate;
+  }
+
+  ortbNativeAssets(account: number, template: number): Array<{ id: number; asset: DecisionOrtbNativeAsset }> {
+    return ['ortb_native_title_asset', 'ortb_native_image_asset', 'ortb_native_data_asset']
+      .flatMap((k) => this.ofKind(account, k))
+      .filter((e) => e.ortbNativeAsset?.template === template)
+      .map((e) => ({ id: e.id, asset: e.ortbNativeAsset! }))
+      .sort((a, b) => a.id - b.id);
   }
 
   /** The placements whose schedule is this one. */

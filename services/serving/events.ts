@@ -73,7 +73,10 @@ export function decisionEvent(kind: keyof typeof KIND_NAMES, d: Partial<Decision
     price: d.price ?? '',
     currency: d.pricingModel ? 'USD' : '',
     // A VAST decision's events count in the VAST reports only.
-    vast: d.adItemKind === 'vast_ad_item' || d.adItemKind === 'vast4_ad',
+    vast: d.adItemKind === 'vast_ad_item' || d.adItemKind === 'vast4_ad' || d.adItemKind === 'demand_vast',
+    demandEndpoint: d.demandEndpoint ?? 0,
+    demandSource: d.demandSource ?? 0,
+    revenueShare: d.revenueShare ?? '',
   });
 }
 

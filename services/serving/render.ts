@@ -1,4 +1,5 @@
-import type { DecisionEntity } from '../../proto/gen/adserver/inventory/v1/decision_data';
+import { DecisionAdItem, type DecisionEntity } from '../../proto/gen/adserver/inventory/v1/decision_data';
+import { isDemand, type DemandCandidate } from './demand/candidate';
 import type { Json } from '../shared/catalog';
 import { renderTemplate } from '../shared/native-template';
 import type { Candidate, DecisionData } from './decision-store';
@@ -29,6 +30,7 @@ export interface Rendered extends Creative {
 
 /** The creative of a candidate ad, from the snapshot; undefined when its ad item is gone. */
 export function creativeOf(data: DecisionData, c: Candidate): Creative | undefined {
+  if (isDemand(c)) return demandCreative(c);
   const item = data.get(c.account, c.adItemKind, c.adItem);
   if (!item?.adItem) return undefined;
   const ad = item.adItem;
@@ -58,10 +60,24 @@ export function creativeOf(data: DecisionData, c: Candidate): Creative | undefin
   return { item, imageUrl, body };
 }
 
-/** The chosen ad with a new decision id and its signed click, impression and viewable URLs under `base`. */
+/**
+ * A winning bid's creative: its markup as a custom HTML ad of the bid's size. It clicks through by its
+ * own links (OpenRTB markup carries its buyer's click tracking), so it has no location of ours.
+ */
+function demandCreative(c: DemandCandidate): Creative {
+  const d = c.demand;
+  const adItem = DecisionAdItem.fromPartial({ width: d.width, height: d.height, customHtml: d.adm });
+  return { item: { kind: 'demand_bid', id: 0, account: c.account, adItem }, imageUrl: '', body: d.adm };
+}
+
 /** A new decision for a chosen candidate: its id, and what its tracking tokens must carry. */
 export function decisionOf(c: Candidate, r: Pick<ServeRequest, 'click' | 'extra'>, test: boolean, nowMs: number): Decision {
-  return { ...c, id: newDecisionId(), test, click: r.click, extra: r.extra, at: Math.floor(nowMs / 1000), replica: REPLICA_TAG };
+  const d: Decision = { ...c, id: newDecisionId(), test, click: r.click, extra: r.extra, at: Math.floor(nowMs / 1000), replica: REPLICA_TAG };
+  if (isDemand(c)) {
+    delete (d as Partial<DemandCandidate>).demand;
+    Object.assign(d, { demandEndpoint: c.demand.endpoint, demandSource: c.demand.source, revenueShare: c.demand.revenueShare, billingUrl: c.demand.billingUrl });
+  }
+  return d;
 }
 
 export function rendered(creative: Creative, c: Candidate, r: Pick<ServeRequest, 'click' | 'extra'>, signer: TokenSigner, base: string, test: boolean, nowMs: number): Rendered {

@@ -43,6 +43,42 @@ export interface ServeRequest {
   /** The page view (`pid`) whose zones share unique delivery. */
   pid: string;
   debug: boolean;
+  /** Privacy signals the tag passes on (gdpr, gdpr_consent, us_privacy, gpp, gpp_sid), sent to demand as OpenRTB's regs and user.consent. */
+  consent: Consent;
+}
+
+export interface Consent {
+  /** 1: the visitor is subject to the GDPR; 0: not; undefined: unknown. */
+  gdpr?: 0 | 1;
+  gdprConsent: string;
+  usPrivacy: string;
+  gpp: string;
+  gppSid: number[];
+}
+
+/** Consent strings are opaque to us but bounded: a TCF string is a few hundred characters. */
+const MAX_CONSENT = 4096;
+
+function consentOf(get: (n: string) => unknown): Consent {
+  const text = (name: string) => {
+    const v = get(name);
+    if (v === null || v === undefined) return '';
+    const s = String(v);
+    if (s.length > MAX_CONSENT) throw invalid(name, `'${name}' takes at most ${MAX_CONSENT} characters.`);
+    return s;
+  };
+  const gdpr = text('gdpr');
+  if (gdpr !== '' && gdpr !== '0' && gdpr !== '1' && gdpr !== 'true' && gdpr !== 'false') throw invalid('gdpr', `'gdpr' must be 1 (the visitor is subject to the GDPR) or 0.`);
+  const sids = text('gpp_sid');
+  const gppSid = sids ? sids.split(',').map((x) => Number(x.trim())) : [];
+  if (gppSid.length > 32 || gppSid.some((n) => !Number.isInteger(n) || n < 0 || n > 65535)) throw invalid('gpp_sid', `'gpp_sid' must be a comma-separated list of GPP section ids (integers).`);
+  return {
+    gdpr: gdpr === '' ? undefined : gdpr === '1' || gdpr === 'true' ? 1 : 0,
+    gdprConsent: text('gdpr_consent'),
+    usPrivacy: text('us_privacy'),
+    gpp: text('gpp'),
+    gppSid,
+  };
 }
 
 const MAX_KEYWORDS = 100;
@@ -114,6 +150,7 @@ function targetingInputs(get: (n: string) => unknown) {
     userFreq: userFreqOf(get('user_freq')),
     pid: pid === null || pid === undefined ? '' : macro(pid, 'pid').slice(0, 64),
     debug: parseBoolean(get('debug')) ?? false,
+    consent: consentOf(get),
   };
 }
 

@@ -17,6 +17,9 @@ import type { PageMemory } from './targeting/unique-delivery';
 import type { Decision, TokenSigner } from './tracking';
 import { Visitors } from './visitor';
 import { allowPlayerOrigin, VideoServing } from './video-serving';
+import { effectiveCpm } from './decide';
+import { isDemand } from './demand/candidate';
+import type { PendingAuction, Programmatic } from './demand/programmatic';
 
 /**
  * The public serving paths (AdButler's forms) and the tag paths inventory hands out under
@@ -46,6 +49,8 @@ export interface ServeDeps {
   clock?: Clock;
   /** Delivery goals and pacing of live decisions (test decisions record nothing, so none apply). */
   delivery?: DeliveryLedger;
+  /** Programmatic demand (OpenRTB bidders) of live decisions; test decisions never ask it. */
+  programmatic?: Programmatic;
 }
 
 export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage, res: http.ServerResponse) => void {
@@ -63,16 +68,31 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
   function record(kind: EventKind.RESPONSE | EventKind.IMPRESSION | EventKind.CLICK, d: Decision, ctx: EventContext): void {
     if (d.test) return;
     deps.events.push(decisionEvent(kind, d, ctx));
+    if (!d.placement) {
+      // A programmatic win: its impression is billable to the buyer (OpenRTB's burl), once per decision.
+      if (kind === EventKind.IMPRESSION) deps.programmatic?.bill(d.id, d.billingUrl);
+      return;
+    }
     if (kind === EventKind.IMPRESSION) delivery?.record(deps.data.current, 'views', d);
     else if (kind === EventKind.CLICK) delivery?.record(deps.data.current, 'clicks', d);
+  }
+
+  /** The visitor's event context, made once per request (a new visitor's cookie id is minted once). */
+  const contexts = new WeakMap<http.IncomingMessage, EventContext>();
+  function contextOf(req: http.IncomingMessage, res: http.ServerResponse, ip = ''): EventContext {
+    let ctx = contexts.get(req);
+    if (!ctx) contexts.set(req, (ctx = visitors.context(req, res, ip)));
+    return ctx;
   }
 
   /** The goals a live decision reads; test data records nothing, so no goal applies to it. */
   const gateFor = (data: DecisionData) => (data === deps.data.current ? delivery : undefined);
 
   /** The decision for a parsed request: its visitor's facts and page memory gathered, then `decide`. */
-  async function decideFor(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, want: DecisionRequest['want'], accepts?: (c: Candidate) => boolean, video = false) {
+  async function decideFor(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, want: DecisionRequest['want'], accepts?: (c: Candidate) => boolean, video = false, res?: http.ServerResponse) {
     const gate = gateFor(data);
+    // Programmatic demand: live single-ad decisions of zones that ask it; the bids travel while the rest is gathered.
+    const auction = res && want === 'one' && data === deps.data.current ? openAuction(data, r, req, res, video) : undefined;
     // The first request for a goal on this replica waits for its counter; later ones never do.
     const counting = gate?.prepare(data, r.account, r.zone, clock.now());
     if (counting) await counting;
@@ -88,18 +108,40 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
       accepts,
       video,
     };
-    return decide(request, data, { shownOnPage, delivery: gate }, clock);
+    const bids = auction ? await auction.bids : undefined;
+    return { ...decide(request, data, { shownOnPage, delivery: gate, bids }, clock), auction };
+  }
+
+  function openAuction(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, res: http.ServerResponse, video: boolean): PendingAuction | undefined {
+    const p = deps.programmatic;
+    if (!p || !p.asks(data, r.account, r.zone, video)) return undefined;
+    const ctx = contextOf(req, res, r.ip);
+    if (!deps.geo.loaded) void deps.geo.load();
+    const referrer = String(req.headers.referer ?? '');
+    return p.open(data, r, { ip: ctx.ip, ua: ctx.userAgent, geo: deps.geo.lookup(ctx.ip), userId: ctx.visitor, page: referrer, secure: referrer.startsWith('https:') }, video);
+  }
+
+  /** Win and loss notices and the auction's event, once the decision is made. */
+  function settle(auction: PendingAuction | undefined, chosen: Candidate | undefined, decisionId: string, req: http.IncomingMessage, res: http.ServerResponse, r: ServeRequest, data: DecisionData): void {
+    if (!auction) return;
+    const ecpm = chosen && !isDemand(chosen) ? effectiveCpm(chosen, gateFor(data)) : undefined;
+    auction.settle(chosen, decisionId, contextOf(req, res, r.ip), ecpm);
   }
 
   /** The one ad for a request, rendered with its tracking URLs; the page remembers it for unique delivery. */
-  async function decideOne(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, test: boolean, accepts?: (c: Creative) => boolean): Promise<Rendered | undefined> {
+  async function decideOne(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, test: boolean, accepts?: (c: Creative) => boolean, res?: http.ServerResponse): Promise<Rendered | undefined> {
     const shows = accepts ? (c: Candidate) => { const cr = creativeOf(data, c); return !!cr && accepts(cr); } : undefined;
-    const [chosen] = (await decideFor(data, r, req, 'one', shows)).ads;
+    // Bids carry markup only: a form that needs an image never asks demand.
+    const { ads: [chosen], auction } = await decideFor(data, r, req, 'one', shows, false, accepts ? undefined : res);
     const creative = chosen && creativeOf(data, chosen);
-    if (!chosen || !creative) return undefined;
-    if (r.pid && !test && data.targetingOf(chosen).uniqueDelivery) await deps.pages.remember(r.account, r.pid, chosen.adItem, chosen.campaign).catch(() => undefined);
+    if (!chosen || !creative) {
+      if (res) settle(auction, undefined, '', req, res, r, data);
+      return undefined;
+    }
+    if (r.pid && !test && !isDemand(chosen) && data.targetingOf(chosen).uniqueDelivery) await deps.pages.remember(r.account, r.pid, chosen.adItem, chosen.campaign).catch(() => undefined);
     const x = rendered(creative, chosen, r, deps.signer, base, test, clock.now());
-    if (!test) gateFor(data)?.decided(data, chosen, clock.now(), x.decision.id);
+    if (!test && !isDemand(chosen)) gateFor(data)?.decided(data, chosen, clock.now(), x.decision.id);
+    if (res) settle(auction, chosen, x.decision.id, req, res, r, data);
     return x;
   }
 
@@ -125,9 +167,9 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
       }
       return n ? { status: 'SUCCESS', placements, ...testFlag } : { status: 'NO_ADS', ...testFlag };
     }
-    const x = await decideOne(data, r, req, test);
+    const x = await decideOne(data, r, req, test, undefined, res);
     if (!x) return { status: 'NO_ADS', ...testFlag };
-    record(EventKind.RESPONSE, x.decision, visitors.context(req, res, r.ip));
+    record(EventKind.RESPONSE, x.decision, contextOf(req, res, r.ip));
     return { status: 'SUCCESS', placements: { placement_1: placementJson(x, r, refresh, base, q) }, ...testFlag };
   }
 
@@ -222,9 +264,9 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
   /** iframe, js and image forms: the served document is the impression. */
   async function documentForm(form: 'iframe' | 'js' | 'image', req: http.IncomingMessage, res: http.ServerResponse, q: URLSearchParams): Promise<void> {
     const r = tagRequest(q);
-    const x = await decideOne(deps.data.current, r, req, false, form === 'image' ? (y) => !!y.imageUrl : undefined);
+    const x = await decideOne(deps.data.current, r, req, false, form === 'image' ? (y) => !!y.imageUrl : undefined, res);
     if (x) {
-      const ctx = visitors.context(req, res, r.ip);
+      const ctx = contextOf(req, res, r.ip);
       record(EventKind.RESPONSE, x.decision, ctx);
       record(EventKind.IMPRESSION, x.decision, ctx);
       visitors.countView(deps.data.current, x.decision, req, res);

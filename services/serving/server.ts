@@ -13,6 +13,8 @@ import { EventSink } from './events';
 import { GeoDatabase } from './targeting/geo';
 import { LocalPageMemory, RedisPageMemory, type PageMemory } from './targeting/unique-delivery';
 import { createServeHandler } from './serve-app';
+import { DemandClient } from './demand/demand-client';
+import { localOnce, Programmatic } from './demand/programmatic';
 import { ensureServingSecret, REPLICA_TAG, TokenSigner } from './tracking';
 
 /**
@@ -51,9 +53,15 @@ export async function runServing(): Promise<Running> {
   // Opened when a geo rule first needs it, or at start with GEOIP_PRELOAD=1 (then every event carries a country).
   const geo = new GeoDatabase();
   if (envStr('GEOIP_PRELOAD') === '1') void geo.load();
+  // Programmatic demand: one keep-alive pool to every endpoint; a billing notice is sent once across replicas.
+  const demandClient = new DemandClient();
+  const billingOnce = pagesRedis
+    ? (key: string) => pagesRedis!.set(`${redisKeyPrefix()}${key}`, '1', 'EX', 86_400, 'NX').then((r) => r === 'OK', () => true)
+    : localOnce();
+  const programmatic = new Programmatic(demandClient, events, billingOnce);
   const server = http.createServer(
     { keepAliveTimeout: 65_000 },
-    createServeHandler({ data, testData, testReady: () => testFeed.synced, signer, events, ready: () => feed.synced, geo, pages, delivery, secret: `frequency:${secret}` }),
+    createServeHandler({ data, testData, testReady: () => testFeed.synced, signer, events, ready: () => feed.synced, geo, pages, delivery, programmatic, secret: `frequency:${secret}` }),
   );
   const port = envInt('SERVING_PORT', 8090);
   // Loopback under npm start (the gateway proxies); the chart sets BIND_HOST=0.0.0.0.
@@ -72,6 +80,7 @@ export async function runServing(): Promise<Running> {
       server.closeAllConnections();
       feed.stop();
       testFeed.stop();
+      await demandClient.close();
       const left = await events.close();
       await pagesRedis?.quit().catch(() => undefined);
       await deliveryRedis?.quit().catch(() => undefined);

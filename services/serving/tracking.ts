@@ -24,13 +24,18 @@ export interface Decision extends Candidate {
   at: number;
   /** The serving replica that decided (REPLICA_TAG): its event frees the share it held of a goal. */
   replica?: string;
+  /** A programmatic win: the demand endpoint and source, the publisher's percent and the billing notice (macros substituted). */
+  demandEndpoint?: number;
+  demandSource?: number;
+  revenueShare?: string;
+  billingUrl?: string;
 }
 
 /** This process among the serving replicas, as decisions and delivery holds name it. */
 export const REPLICA_TAG = crypto.randomBytes(6).toString('base64url');
 
 // New fields go last: a token signed before one was added (shorter, down to `at`) still verifies.
-const FIELDS = ['id', 'account', 'zone', 'publisher', 'placement', 'assignment', 'campaign', 'advertiser', 'adItem', 'adItemKind', 'channel', 'pricingModel', 'price', 'click', 'extra', 'at', 'geoTarget', 'replica'] as const;
+const FIELDS = ['id', 'account', 'zone', 'publisher', 'placement', 'assignment', 'campaign', 'advertiser', 'adItem', 'adItemKind', 'channel', 'pricingModel', 'price', 'click', 'extra', 'at', 'geoTarget', 'replica', 'demandEndpoint', 'demandSource', 'revenueShare', 'billingUrl'] as const;
 const OLDEST_FIELDS = FIELDS.indexOf('at') + 1;
 
 export class TokenSigner {

@@ -70,11 +70,16 @@ registerRule<GeoTarget>({
     return geo ? { areas: geo.areas, inclusive: geo.inclusive } : undefined;
   },
   evaluate: (t, r) => {
-    const inArea = !!r.geo && t.areas.some((a) => areaContains(a, r.geo!));
-    if (inArea === t.inclusive) return { ok: true, preferred: false };
+    if (geoTargetAdmits(t, r.geo)) return { ok: true, preferred: false };
     return { ok: false, rule: 'geo_target', detail: r.geo ? `request located in ${[r.geo.city, r.geo.region, r.geo.country].filter(Boolean).join(', ')}` : 'request location unknown' };
   },
 });
+
+/** Whether a location is where a geo target serves (in its areas, or outside them when not inclusive). */
+export function geoTargetAdmits(t: GeoTarget, geo: GeoLocation | undefined): boolean {
+  const inArea = !!geo && t.areas.some((a) => areaContains(a, geo));
+  return inArea === t.inclusive;
+}
 
 function areaContains(a: GeoArea, g: GeoLocation): boolean {
   if (a.continent && continentOf(g) !== a.continent) return false;

@@ -1,0 +1,29 @@
+import type { Candidate } from '../decision-store';
+
+/** A programmatic bid as a candidate of the decision (decide.ts), apart from the HTTP that brought it. */
+
+/** What a winning bid needs to be served, counted and billed. */
+export interface DemandWin {
+  endpoint: number;
+  source: number;
+  /** Percent of the price paid out to the publisher (decimal text). */
+  revenueShare: string;
+  price: number;
+  format: 'display' | 'native' | 'video';
+  /** The markup with the auction's macros substituted. */
+  adm: string;
+  width: number;
+  height: number;
+  /** The billing notice, macros substituted: sent when the impression counts. */
+  billingUrl: string;
+  advertiserDomain: string;
+  creativeId: string;
+  deal: string;
+}
+
+/** A bid taking part in the decision beside the zone's placements. */
+export interface DemandCandidate extends Candidate {
+  demand: DemandWin;
+}
+
+export const isDemand = (c: Candidate | undefined): c is DemandCandidate => !!c && 'demand' in c;

@@ -1,0 +1,267 @@
+/**
+ * The programmatic auction against real HTTP bidders on loopback: bid requests as OpenRTB 2.6 says,
+ * the budget kept whatever a bidder does, floors, deals and seats, the tiers, and the win and loss
+ * notices with their macros substituted. Decision data is built in memory; everything past it (the
+ * demand client, undici's pool, the auction, decide) is the code serving runs.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { BidRequest } from 'iab-openrtb/dist/v26';
+import { DecisionEntity, type DeepPartial } from '../../../proto/gen/adserver/inventory/v1/decision_data';
+import { BidOutcome, EventKind, type ServingEvent } from '../../../proto/gen/adserver/reporting/v1/events';
+import { decide, systemClock } from '../decide';
+import { dataFrom, type DecisionData } from '../decision-store';
+import { DemandClient } from '../demand/demand-client';
+import { isDemand, Programmatic } from '../demand/programmatic';
+import type { EventSink } from '../events';
+import type { ServeRequest } from '../request';
+
+process.env.DEMAND_ALLOW_PRIVATE_NETWORKS = 'true';
+
+const ACCOUNT = 7;
+const ZONE = 10;
+
+type Behaviour = (req: BidRequest, res: http.ServerResponse) => void;
+
+/** A demand endpoint on loopback: what it does with each bid request, and every request and notice it got. */
+class Bidder {
+  readonly requests: BidRequest[] = [];
+  readonly notices: string[] = [];
+  private server!: http.Server;
+  url = '';
+  constructor(public behaviour: Behaviour) {}
+
+  async start(): Promise<this> {
+    this.server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        if (req.method === 'GET') {
+          this.notices.push(req.url ?? '');
+          res.end();
+          return;
+        }
+        const parsed = JSON.parse(body) as BidRequest;
+        this.requests.push(parsed);
+        this.behaviour(parsed, res);
+      });
+    });
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  stop(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((r) => this.server.close(() => r()));
+  }
+
+  /** Waits for `n` notices (they are sent after the decision, without waiting). */
+  async noticesArrived(n: number): Promise<string[]> {
+    for (let i = 0; i < 100 && this.notices.length < n; i++) await new Promise((r) => setTimeout(r, 20));
+    return this.notices;
+  }
+}
+
+/** A bid answer: `price`, markup, and OpenRTB's notice URLs with their macros left for the exchange. */
+function bidding(price: number, opts: { seat?: string; dealid?: string; adm?: string; url?: () => string } = {}): Behaviour {
+  return (req, res) => {
+    const base = opts.url?.() ?? '';
+    const body = {
+      id: req.id,
+      bidid: 'response-1',
+      cur: 'USD',
+      seatbid: [{
+        seat: opts.seat ?? 'seat-a',
+        bid: [{
+          id: 'bid-1', impid: req.imp[0].id, price, adid: 'ad-9', crid: 'creative-9', adomain: ['buyer.example'], w: 300, h: 250,
+          adm: opts.adm ?? `<div class="rtb">price \${AUCTION_PRICE}</div>`,
+          ...(opts.dealid ? { dealid: opts.dealid } : {}),
+          nurl: `${base}/win?auction=\${AUCTION_ID}&price=\${AUCTION_PRICE}&bid=\${AUCTION_BID_ID}&imp=\${AUCTION_IMP_ID}&seat=\${AUCTION_SEAT_ID}&ad=\${AUCTION_AD_ID}&cur=\${AUCTION_CURRENCY}`,
+          burl: `${base}/bill?price=\${AUCTION_PRICE}&auction=\${AUCTION_ID}`,
+          lurl: `${base}/loss?auction=\${AUCTION_ID}&reason=\${AUCTION_LOSS}&min=\${AUCTION_MIN_TO_WIN}`,
+        }],
+      }],
+    };
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+}
+
+const entity = (kind: string, id: number, fields: DeepPartial<DecisionEntity>) => DecisionEntity.fromPartial({ kind, id, account: ACCOUNT, ...fields });
+
+function snapshot(bidders: Array<{ id: number; url: string; floor?: string; priority?: string; share?: string }>, zone: DeepPartial<DecisionEntity['zone']> = {}, direct?: { cpm: string; priority?: string; serveMethod?: string }, deals: Array<{ id: number; floor: string; seats: string[] }> = []): DecisionData {
+  const entities = [
+    entity('standard_zone', ZONE, { zone: { width: 300, height: 250, dimensions: 'fixed', publisher: 3, allowDemand: true, bidFloor: '1', bidTimeoutMs: 150, pmpDeals: deals.map((d) => d.id), ...zone } }),
+    entity('demand_source', 40, { demandSource: { network: 'openrtb', active: true } }),
+    ...bidders.map((b) => entity('demand_endpoint', b.id, {
+      demandEndpoint: { source: 40, url: b.url, supportedFormats: ['display'], bidFloor: b.floor ?? '', revenueShare: b.share ?? '80', markupPercent: '', priority: b.priority ?? 'network', filterType: 'all', active: true },
+    })),
+    ...deals.map((d) => entity('pmp_deal', d.id, { pmpDeal: { name: `deal ${d.id}`, bidFloor: d.floor, whitelistSeats: d.seats } })),
+  ];
+  if (direct) {
+    entities.push(
+      entity('schedule', 50, { schedule: {} }),
+      entity('image_ad_item', 100, { adItem: { width: 300, height: 250, location: 'https://example.com/', creativeUrl: 'https://cdn.example/direct.png' } }),
+      entity('placement', 200, {
+        placement: { zoneKind: 'standard_zone', zone: ZONE, advertisementKind: 'image_ad_item', advertisement: 100, schedule: 50, weight: 1, active: true, priority: direct.priority ?? 'network', serveMethod: direct.serveMethod ?? 'weight', pricingModel: 'cpm', price: direct.cpm, costCpm: direct.cpm },
+      }),
+    );
+  }
+  return dataFrom(entities);
+}
+
+const request = (): ServeRequest => ({
+  account: ACCOUNT, zone: ZONE, type: 'json', rf: false, click: '', extra: '', ip: '203.0.113.9', ua: 'Mozilla/5.0 test', keywords: [], data: {}, pid: '', debug: false,
+  consent: { gdpr: 1, gdprConsent: 'CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA', usPrivacy: '1YNN', gpp: '', gppSid: [] },
+});
+
+const visitor = { ip: '203.0.113.9', ua: 'Mozilla/5.0 test', userId: 'hashed-visitor', page: 'https://news.example/story', secure: true };
+const ctx = { visitor: 'hashed-visitor', ip: '203.0.113.9', userAgent: 'Mozilla/5.0 test', referrer: 'https://news.example/story' };
+
+describe('programmatic auction with real HTTP bidders', () => {
+  const client = new DemandClient();
+  const events: ServingEvent[] = [];
+  const sink = { push: (e: ServingEvent) => events.push(e) } as unknown as EventSink;
+  const programmatic = new Programmatic(client, sink);
+  const bidders: Bidder[] = [];
+  const bidder = async (b: Behaviour) => {
+    const x = await new Bidder(b).start();
+    bidders.push(x);
+    return x;
+  };
+
+  afterEach(async () => {
+    await Promise.all(bidders.splice(0).map((b) => b.stop()));
+    events.length = 0;
+  });
+  afterAll(() => client.close());
+
+  // The first request of a process loads undici's HTTP machinery; a decision's budget is for the steady state.
+  beforeAll(async () => {
+    const warm = await new Bidder((req, res) => (req.id === 'answer' ? res.writeHead(204).end() : undefined)).start();
+    await client.bid(warm.url, '{"id":"answer"}', AbortSignal.timeout(2000));
+    await client.bid(warm.url, '{"id":"silent"}', AbortSignal.timeout(50)).catch(() => undefined);
+    await warm.stop();
+  });
+
+  /** One live decision of the zone: the auction opened, the bids awaited, decide, then settlement. */
+  async function run(data: DecisionData) {
+    const started = performance.now();
+    const auction = programmatic.open(data, request(), visitor, false)!;
+    expect(auction).toBeDefined();
+    const bids = await auction.bids;
+    const ms = performance.now() - started;
+    const [chosen] = decide({ account: ACCOUNT, zone: ZONE, visitor: { now: new Date(), keywords: [], data: {}, frequency: [], platform: { device: 'desktop', os: '', browser: '' } as never, accountTimezone: 'UTC' } as never, want: 'one' }, data, { bids }, systemClock).ads;
+    auction.settle(chosen, 'decision-1', ctx, chosen && !isDemand(chosen) ? Number(chosen.cost.cpm) : undefined);
+    const event = events.find((e) => e.kind === EventKind.AUCTION);
+    return { chosen, ms, event, auctionId: auction.opportunity.auctionId };
+  }
+
+  it('sends an OpenRTB 2.6 request and the bidder that pays most wins; the winner gets nurl, the loser lurl, macros substituted', async () => {
+    const high = await bidder(bidding(4.25, { url: () => high.url }));
+    const low = await bidder(bidding(2.5, { url: () => low.url }));
+    const data = snapshot([{ id: 1, url: high.url }, { id: 2, url: low.url }], { iabCategories: ['IAB12'], rtbPlacementId: 'homepage-top' });
+    const { chosen, event, auctionId } = await run(data);
+    expect(isDemand(chosen)).toBe(true);
+    expect(isDemand(chosen) && chosen.demand).toMatchObject({ endpoint: 1, price: 4.25, adm: '<div class="rtb">price 4.25</div>', width: 300, height: 250 });
+    expect(isDemand(chosen) && chosen.demand.billingUrl).toBe(`${high.url}/bill?price=4.25&auction=${auctionId}`);
+
+    const req = high.requests[0];
+    expect(req).toMatchObject({
+      id: auctionId, at: 1, tmax: 150, cur: ['USD'],
+      imp: [{ id: '1', tagid: 'homepage-top', bidfloor: 1, bidfloorcur: 'USD', secure: 1, banner: { w: 300, h: 250, format: [{ w: 300, h: 250 }] } }],
+      site: { id: String(ZONE), page: 'https://news.example/story', domain: 'news.example', publisher: { id: '3' }, cat: ['IAB12'] },
+      device: { ua: 'Mozilla/5.0 test', ip: '203.0.113.9' },
+      user: { id: 'hashed-visitor', consent: 'CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA' },
+      regs: { gdpr: 1, us_privacy: '1YNN' },
+    });
+
+    expect(await high.noticesArrived(1)).toEqual([`/win?auction=${auctionId}&price=4.25&bid=response-1&imp=1&seat=seat-a&ad=ad-9&cur=USD`]);
+    expect(await low.noticesArrived(1)).toEqual([`/loss?auction=${auctionId}&reason=102&min=4.25`]);
+    expect(event?.bids.map((b) => [b.demandEndpoint, b.outcome, b.cpm, b.won, b.lossReason])).toEqual([
+      [1, BidOutcome.BID, '4.25', true, 0],
+      [2, BidOutcome.BID, '2.5', false, 102],
+    ]);
+    expect(event).toMatchObject({ id: 'decision-1:auction', account: ACCOUNT, zone: ZONE, publisher: 3, demandEndpoint: 1, demandSource: 40, price: '4.25', revenueShare: '80' });
+  });
+
+  it('turns away a bid under the floor (the zone floor raised by the endpoint floor) with loss reason 100', async () => {
+    const under = await bidder(bidding(1.4, { url: () => under.url }));
+    const data = snapshot([{ id: 1, url: under.url, floor: '1.5' }]);
+    const { chosen, event } = await run(data);
+    expect(chosen).toBeUndefined();
+    expect(under.requests[0].imp[0].bidfloor).toBe(1.5);
+    expect(await under.noticesArrived(1)).toEqual([expect.stringMatching(/^\/loss\?auction=[\w-]+&reason=100&min=$/)]);
+    expect(event?.bids[0]).toMatchObject({ outcome: BidOutcome.BELOW_FLOOR, cpm: '1.4', won: false, lossReason: 100 });
+  });
+
+  it('answers within the budget when a bidder never answers, and counts it a timeout', async () => {
+    const silent = await bidder(() => undefined);
+    const quick = await bidder(bidding(2, { url: () => quick.url }));
+    const data = snapshot([{ id: 1, url: silent.url }, { id: 2, url: quick.url }], { bidTimeoutMs: 100 });
+    // Five decisions: a shared machine's pauses can stretch one, so the median is held to the budget + 20 ms.
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      events.length = 0;
+      const { chosen, ms, event } = await run(data);
+      times.push(ms);
+      expect(ms).toBeGreaterThanOrEqual(99);
+      expect(isDemand(chosen) && chosen.demand.endpoint).toBe(2);
+      expect(event?.bids.map((b) => b.outcome)).toEqual([BidOutcome.TIMEOUT, BidOutcome.BID]);
+    }
+    times.sort((a, b) => a - b);
+    expect(times[2]).toBeLessThan(100 + 20);
+    expect(silent.requests).toHaveLength(5);
+  });
+
+  it('counts an answer that is not OpenRTB as an error and decides without it', async () => {
+    const garbage = await bidder((_req, res) => res.end('<html>oops</html>'));
+    const wrongId = await bidder((_req, res) => res.end(JSON.stringify({ id: 'another-auction', seatbid: [{ bid: [{ id: 'x', impid: '1', price: 9, adm: 'x' }] }] })));
+    const failing = await bidder((_req, res) => {
+      res.writeHead(500);
+      res.end();
+    });
+    const data = snapshot([{ id: 1, url: garbage.url }, { id: 2, url: wrongId.url }, { id: 3, url: failing.url }], {}, { cpm: '2' });
+    const { chosen, event } = await run(data);
+    expect(chosen?.placement).toBe(200);
+    expect(event?.bids.map((b) => b.outcome)).toEqual([BidOutcome.ERROR, BidOutcome.ERROR, BidOutcome.ERROR]);
+  });
+
+  it('lets only the buyer of a PMP deal win it: another seat is turned away (104), and a private auction ignores open bids', async () => {
+    const buyer = await bidder(bidding(3, { seat: 'buyer-seat', dealid: '900', url: () => buyer.url }));
+    const intruder = await bidder(bidding(8, { seat: 'other-seat', dealid: '900', url: () => intruder.url }));
+    const open = await bidder(bidding(6, { url: () => open.url }));
+    const data = snapshot([{ id: 1, url: buyer.url }, { id: 2, url: intruder.url }, { id: 3, url: open.url }], { privateAuction: true }, undefined, [{ id: 900, floor: '2.5', seats: ['buyer-seat'] }]);
+    const { chosen, event } = await run(data);
+    expect(buyer.requests[0].imp[0].pmp).toEqual({ private_auction: 1, deals: [{ id: '900', bidfloor: 2.5, bidfloorcur: 'USD', wseat: ['buyer-seat'] }] });
+    expect(isDemand(chosen) && chosen.demand).toMatchObject({ endpoint: 1, deal: '900', price: 3 });
+    expect(event?.bids.map((b) => [b.outcome, b.lossReason, b.deal])).toEqual([
+      [BidOutcome.BID, 0, '900'],
+      [BidOutcome.REJECTED, 104, '900'],
+      [BidOutcome.REJECTED, 103, ''],
+    ]);
+    expect(await intruder.noticesArrived(1)).toEqual([expect.stringContaining('reason=104')]);
+  });
+
+  it('a direct placement of a higher tier wins whatever the bid; in the same tier the higher effective CPM wins', async () => {
+    const rich = await bidder(bidding(50, { url: () => rich.url }));
+    const sponsored = await run(snapshot([{ id: 1, url: rich.url }], {}, { cpm: '1', priority: 'sponsorship' }));
+    expect(sponsored.chosen?.placement).toBe(200);
+    expect(await rich.noticesArrived(1)).toEqual([expect.stringMatching(/reason=102&min=1$/)]);
+    events.length = 0;
+
+    const modest = await bidder(bidding(3, { url: () => modest.url }));
+    const sameTierDirectWins = await run(snapshot([{ id: 1, url: modest.url }], {}, { cpm: '4', priority: 'network' }));
+    expect(sameTierDirectWins.chosen?.placement).toBe(200);
+    events.length = 0;
+    const sameTierBidWins = await run(snapshot([{ id: 1, url: modest.url }], {}, { cpm: '2.5', priority: 'network' }));
+    expect(isDemand(sameTierBidWins.chosen)).toBe(true);
+  });
+
+  it('asks no endpoint of a zone that does not allow demand, nor an inactive endpoint', async () => {
+    const b = await bidder(bidding(5));
+    expect(programmatic.asks(snapshot([{ id: 1, url: b.url }], { allowDemand: false }), ACCOUNT, ZONE, false)).toBe(false);
+    expect(b.requests).toHaveLength(0);
+  });
+});
