@@ -59,7 +59,11 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
   const conversions = new Conversions(deps.data, deps.signer, deps.events, visitors, deps.delivery);
   const video = new VideoServing({
     data: deps.data, signer: deps.signer, events: deps.events, visitors, delivery: deps.delivery, clock,
-    decide: (data, r, req, accepts) => decideFor(data, r, req, 'one', accepts, true),
+    decide: async (data, r, req, accepts, res) => {
+      const decided = await decideFor(data, r, req, 'one', accepts, true, res);
+      return { ...decided, settle: res ? (chosen: Candidate | undefined, id: string) => settle(decided.auction, chosen, id, req, res, r, data) : undefined };
+    },
+    bill: (d) => deps.programmatic?.bill(d.id, d.billingUrl),
   });
   const delivery = deps.delivery;
   /** Tracking URLs point at the serving origin ad tags use, whatever host this request came through. */

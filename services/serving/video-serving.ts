@@ -15,6 +15,7 @@ import { vastDocument, type VastVersion } from './vast';
 import { vastAdElement, vastPlayable } from './vast-serving';
 import type { Visitors } from './visitor';
 import { vast4Destination } from './vast4-serving';
+import { isDemand, type DemandCandidate } from './demand/candidate';
 
 /**
  * Video serving: `/vast.spark?setID=&ID=` answers a player with VAST XML (an ad, a pod, a wrapper or
@@ -49,8 +50,13 @@ export interface VideoDeps {
   visitors: Visitors;
   delivery?: DeliveryLedger;
   clock: Clock;
-  /** One decision among the zone's ads that `accepts` takes (serve-app's decideFor for a VAST zone). */
-  decide(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, accepts: (c: Candidate) => boolean): Promise<DecisionResult>;
+  /**
+   * One decision among the zone's ads that `accepts` takes (serve-app's decideFor for a VAST zone); with
+   * `res`, programmatic demand takes part and `settle` finishes its auction once the decision is known.
+   */
+  decide(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, accepts: (c: Candidate) => boolean, res?: http.ServerResponse): Promise<DecisionResult & { settle?: (chosen: Candidate | undefined, decisionId: string) => void }>;
+  /** Sends a programmatic win's billing notice (once per decision). */
+  bill(d: Decision): void;
 }
 
 export class VideoServing {
@@ -71,7 +77,15 @@ export class VideoServing {
     if (zone) {
       const taken = new Set<number>();
       for (let i = 0; i < size; i++) {
-        const [c] = (await this.deps.decide(data, r, req, (x) => !taken.has(x.adItem) && vastPlayable(data, x, allowWrapper))).ads;
+        // The first ad of a request asks programmatic demand too; a winning bid's VAST is served alone.
+        const decided = await this.deps.decide(data, r, req, (x) => !taken.has(x.adItem) && vastPlayable(data, x, allowWrapper), i === 0 ? res : undefined);
+        const [c] = decided.ads;
+        if (isDemand(c)) {
+          const d = decisionOf(c, r, false, this.deps.clock.now());
+          decided.settle?.(c, d.id);
+          return this.serveBid(c, d, req, res, r);
+        }
+        decided.settle?.(c, '');
         if (!c) break;
         taken.add(c.adItem);
         chosen.push(c);
@@ -92,6 +106,19 @@ export class VideoServing {
       this.deps.events.push(decisionEvent(EventKind.RESPONSE, d, ctx!));
     });
     const xml = vastDocument(version, ads);
+    res.writeHead(200, { 'Content-Type': 'application/xml; charset=utf-8', 'Content-Length': Buffer.byteLength(xml), 'Cache-Control': 'no-store' });
+    res.end(xml);
+  }
+
+  /**
+   * A winning VAST bid: the buyer's document with this platform's impression (and error) URL added to
+   * each of its ads, next to the buyer's own, so the impression counts when the player shows it.
+   */
+  private serveBid(c: DemandCandidate, d: Decision, req: http.IncomingMessage, res: http.ServerResponse, r: ServeRequest): void {
+    const token = encodeURIComponent(this.deps.signer.sign(d));
+    const ours = `<Impression><![CDATA[${this.base}/vast/imp?t=${token}]]></Impression>`;
+    const xml = c.demand.adm.replace(/<(InLine|Wrapper)(\s[^>]*)?>([\s\S]*?)(<Impression[\s>]|<Creatives[\s>])/g, (_m, tag: string, attrs: string | undefined, head: string, next: string) => `<${tag}${attrs ?? ''}>${head}${ours}${next}`);
+    this.deps.events.push(decisionEvent(EventKind.RESPONSE, d, this.deps.visitors.context(req, res, r.ip)));
     res.writeHead(200, { 'Content-Type': 'application/xml; charset=utf-8', 'Content-Length': Buffer.byteLength(xml), 'Cache-Control': 'no-store' });
     res.end(xml);
   }
@@ -199,6 +226,10 @@ export class VideoServing {
   private record(kind: EventKind.IMPRESSION | EventKind.CLICK, d: Decision, req: http.IncomingMessage, res: http.ServerResponse): void {
     if (d.test) return;
     this.deps.events.push(decisionEvent(kind, d, this.deps.visitors.context(req, res)));
+    if (!d.placement) {
+      if (kind === EventKind.IMPRESSION && d.billingUrl) this.deps.bill(d);
+      return;
+    }
     this.deps.delivery?.record(this.deps.data.current, kind === EventKind.IMPRESSION ? 'views' : 'clicks', d);
   }
 
@@ -209,7 +240,7 @@ export class VideoServing {
 }
 
 /** A decision of a VAST ad of either model. */
-export const isVideoDecision = (d: Pick<Decision, 'adItemKind'>) => d.adItemKind === 'vast_ad_item' || d.adItemKind === 'vast4_ad';
+export const isVideoDecision = (d: Pick<Decision, 'adItemKind'>) => d.adItemKind === 'vast_ad_item' || d.adItemKind === 'vast4_ad' || d.adItemKind === 'demand_vast';
 
 /** 302 to a destination that is a URL, else 204. */
 function redirect(res: http.ServerResponse, target: string): void {

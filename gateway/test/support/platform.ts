@@ -57,6 +57,8 @@ export async function platformEnv(extra: Record<string, string> = {}): Promise<{
     INTERNAL_TOKEN: crypto.randomBytes(24).toString('base64url'),
     // Test platforms running at once may share one Redis, and their account ids collide.
     REDIS_KEY_PREFIX: `adserver-test:${schemaPrefix}:`,
+    // Tests' and benchmarks' demand endpoints listen on loopback, which production refuses.
+    DEMAND_ALLOW_PRIVATE_NETWORKS: 'true',
     ...extra,
   };
   for (const s of ['ACCOUNTS', 'INVENTORY', 'SELFSERVE', 'REPORTING']) {

@@ -252,7 +252,7 @@ export class PendingAuction {
       campaign: 0,
       advertiser: 0,
       adItem: 0,
-      adItemKind: 'demand_bid',
+      adItemKind: a.format === 'video' ? 'demand_vast' : 'demand_bid',
       channel: 0,
       geoTarget: 0,
       weight: 1,
