@@ -63,7 +63,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
       const decided = await decideFor(data, r, req, 'one', accepts, true, res);
       return { ...decided, settle: res ? (chosen: Candidate | undefined, id: string) => settle(decided.auction, chosen, id, req, res, r, data) : undefined };
     },
-    bill: (d) => deps.programmatic?.bill(d.id, d.billingUrl),
+    bill: (d) => deps.programmatic?.bill(deps.data.current, d),
   });
   const delivery = deps.delivery;
   /** Tracking URLs point at the serving origin ad tags use, whatever host this request came through. */
@@ -74,7 +74,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     deps.events.push(decisionEvent(kind, d, ctx));
     if (!d.placement) {
       // A programmatic win: its impression is billable to the buyer (OpenRTB's burl), once per decision.
-      if (kind === EventKind.IMPRESSION) deps.programmatic?.bill(d.id, d.billingUrl);
+      if (kind === EventKind.IMPRESSION && d.demandEndpoint) deps.programmatic?.bill(deps.data.current, d);
       return;
     }
     if (kind === EventKind.IMPRESSION) delivery?.record(deps.data.current, 'views', d);

@@ -15,6 +15,7 @@ import { LocalPageMemory, RedisPageMemory, type PageMemory } from './targeting/u
 import { createServeHandler } from './serve-app';
 import { DemandClient } from './demand/demand-client';
 import { localOnce, Programmatic } from './demand/programmatic';
+import { SpendLimits } from './demand/spend-limits';
 import { ensureServingSecret, REPLICA_TAG, TokenSigner } from './tracking';
 
 /**
@@ -58,7 +59,7 @@ export async function runServing(): Promise<Running> {
   const billingOnce = pagesRedis
     ? (key: string) => pagesRedis!.set(`${redisKeyPrefix()}${key}`, '1', 'EX', 86_400, 'NX').then((r) => r === 'OK', () => true)
     : localOnce();
-  const programmatic = new Programmatic(demandClient, events, billingOnce);
+  const programmatic = new Programmatic(demandClient, events, billingOnce, new SpendLimits(pagesRedis, redisKeyPrefix()));
   const server = http.createServer(
     { keepAliveTimeout: 65_000 },
     createServeHandler({ data, testData, testReady: () => testFeed.synced, signer, events, ready: () => feed.synced, geo, pages, delivery, programmatic, secret: `frequency:${secret}` }),

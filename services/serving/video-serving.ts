@@ -227,7 +227,7 @@ export class VideoServing {
     if (d.test) return;
     this.deps.events.push(decisionEvent(kind, d, this.deps.visitors.context(req, res)));
     if (!d.placement) {
-      if (kind === EventKind.IMPRESSION && d.billingUrl) this.deps.bill(d);
+      if (kind === EventKind.IMPRESSION && d.demandEndpoint) this.deps.bill(d);
       return;
     }
     this.deps.delivery?.record(this.deps.data.current, kind === EventKind.IMPRESSION ? 'views' : 'clicks', d);

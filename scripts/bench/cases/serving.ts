@@ -3,6 +3,8 @@
  * serving process's memory, measured on serving's own plain HTTP listener and through the gateway's
  * HTTPS proxy. Each counts a response event too, as real traffic does.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { load, type BenchCase, type BenchContext } from '../harness';
 
 let zonePath: Promise<string> | undefined;
@@ -132,7 +134,49 @@ function vastDecisionPath(ctx: BenchContext): Promise<string> {
   return vastPath;
 }
 
+let demandPath: Promise<string> | undefined;
+
+/** A loopback OpenRTB bidder that answers every bid request with a bid after `delayMs`. */
+function startBidder(delayMs: number): Promise<string> {
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      if (req.method !== 'POST') return void res.end();
+      const id = (JSON.parse(body) as { id: string }).id;
+      setTimeout(() => {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ id, cur: 'USD', seatbid: [{ seat: 'bench', bid: [{ id: 'b', impid: '1', price: 2.5, w: 300, h: 250, adm: '<div>bench bid</div>' }] }] }));
+      }, delayMs);
+    });
+  });
+  server.unref();
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/bid`)));
+}
+
+/**
+ * The plain decision's zone shape with programmatic demand: one demand endpoint that bids after 20 ms
+ * (and no placement), so every decision waits for a real HTTP bid over the keep-alive pool.
+ */
+function demandDecisionPath(ctx: BenchContext): Promise<string> {
+  demandPath ??= (async () => {
+    const { accountId, liveKey } = await ctx.newKey();
+    const post = async (path: string, body: unknown) => {
+      const res = await ctx.api('POST', path, body, liveKey);
+      if (res.status !== 200) throw new Error(`bench setup ${path} failed: ${JSON.stringify(res.body)}`);
+      return res.body;
+    };
+    const url = await startBidder(20);
+    const zone = await post('/v2/zones/standard', { name: 'Bench programmatic zone', width: 300, height: 250, allow_demand_sources: true, bid_floor: 1 });
+    const source = await post('/v2/demand-sources', { name: 'Bench demand', network: 'openrtb' });
+    await post('/v2/demand-endpoints', { name: 'Bench bidder', demand_source: source.id, default_parameters: { url }, supported_formats: ['display'] });
+    return servedAt(ctx, `/adserve/;ID=${accountId};setID=${zone.id};type=json`, 'the programmatic bench zone');
+  })();
+  return demandPath;
+}
+
 const DISPLAY_DECISION = 'ad decision: serving direct (plain HTTP)';
+const DEMAND_DECISION = 'ad decision with one demand endpoint bidding in 20 ms: serving direct';
 
 export const servingCases: BenchCase[] = [
   {
@@ -150,6 +194,16 @@ export const servingCases: BenchCase[] = [
         r.note = `${ratio.toFixed(2)}x the display decision (target 0.8x)`;
         r.met = ratio >= 0.8;
       }
+      return r;
+    },
+  },
+  {
+    name: DEMAND_DECISION,
+    async run(ctx) {
+      const r = await load(ctx, DEMAND_DECISION, { port: Number(ctx.env.SERVING_PORT), path: await demandDecisionPath(ctx), key: '', plainHttp: true });
+      // Beside the direct decision of this run: the bid's 20 ms bound each decision's latency.
+      const display = ctx.results.find((x) => x.name === DISPLAY_DECISION);
+      if (display?.reqPerSec) r.note = `${(r.reqPerSec / display.reqPerSec).toFixed(2)}x the direct decision's throughput; p50 ${r.p50} ms against its ${display.p50} ms`;
       return r;
     },
   },

@@ -8,7 +8,8 @@ import { isDemand, type DemandCandidate } from './candidate';
 import type { EventContext, EventSink } from '../events';
 import type { ServeRequest } from '../request';
 import type { GeoLocation } from '../targeting/geo';
-import { randomToken } from '../tracking';
+import { randomToken, type Decision } from '../tracking';
+import { SpendLimits } from './spend-limits';
 import { DemandClient, DemandError, demandLatency, demandRequests } from './demand-client';
 import { bidRequest, judgeAnswer, LOSS, money, nativeResponseOf, substituteMacros, type Judged, type NativeRequest, type NoticeFacts, type OfferedDeal, type Opportunity } from './openrtb';
 
@@ -114,6 +115,7 @@ export class Programmatic {
     private readonly events: EventSink,
     /** Whether this is the first claim of a key (a day long); shared by replicas when it is Redis. */
     private readonly once: (key: string) => Promise<boolean> = localOnce(),
+    private readonly spend = new SpendLimits(),
   ) {}
 
   /** Whether a zone asks demand at all (cheap: memoised per snapshot). */
@@ -126,7 +128,9 @@ export class Programmatic {
     const zoneEntity = data.zone(r.account, r.zone, video);
     const zone = zoneEntity?.zone;
     if (!zone) return undefined;
+    const now = Date.now();
     const endpoints = endpointsFor(data, r.account, r.zone, video).filter(({ e }) => {
+      if (!this.spend.allows(r.account, e.source, data.demandSource(r.account, e.source)!, now)) return false;
       const geo = e.geoTarget ? data.get(r.account, 'geo_target', e.geoTarget)?.geoTarget : undefined;
       return !geo || geoTargetAdmits(geo, visitor.geo);
     });
@@ -167,12 +171,17 @@ export class Programmatic {
   }
 
   /**
-   * Sends the billing notice of a programmatic impression, once per decision however often its pixel
-   * fires: claimed in Redis when replicas share one (SET NX), else in this process.
+   * A programmatic impression: its cost counts against its source's spend limit and its billing notice
+   * goes to the buyer, once per decision however often its pixel fires (claimed in Redis when replicas
+   * share one, else in this process).
    */
-  bill(decisionId: string, url: string | undefined): void {
-    if (!url) return;
-    void this.once(`billed:${decisionId}`).then((first) => first && this.client.notify('burl', url));
+  bill(data: DecisionData, d: Pick<Decision, 'id' | 'account' | 'demandSource' | 'price' | 'billingUrl'>): void {
+    void this.once(`billed:${d.id}`).then((first) => {
+      if (!first) return;
+      const source = d.demandSource ? data.demandSource(d.account, d.demandSource) : undefined;
+      if (source) this.spend.record(d.account, d.demandSource!, source, Number(d.price), Date.now());
+      if (d.billingUrl) this.client.notify('burl', d.billingUrl);
+    });
   }
 }
 

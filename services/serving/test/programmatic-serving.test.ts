@@ -1,0 +1,172 @@
+/**
+ * Programmatic demand through the real platform: demand sources, endpoints and deals made through the
+ * API, bidders on loopback started by the test, the ad tags' paths asked of the serving process. A bid
+ * that wins is served as the tag's ad, its win notice arrives, its billing notice arrives once when
+ * its impression counts (however often the pixel fires), and a VAST zone serves a winning VAST bid to
+ * @dailymotion/vast-client with the platform's impression beside the buyer's.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DOMParser } from '@xmldom/xmldom';
+import { VASTParser } from '@dailymotion/vast-client';
+import type { BidRequest } from 'iab-openrtb/dist/v26';
+import { newAccount, type Client, type TestAccount } from '../../../gateway/test/support/api';
+import { closeServeAgent, serveGet, within } from './serving-fixtures';
+
+const serving = () => `http://127.0.0.1:${process.env.SERVING_PORT}`;
+
+/** A bidder on loopback: its answer to each bid request, and every request and notice it got. */
+class Bidder {
+  readonly requests: BidRequest[] = [];
+  readonly notices: string[] = [];
+  url = '';
+  private readonly server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      if (req.method === 'GET') {
+        this.notices.push(req.url ?? '');
+        return void res.end();
+      }
+      const r = JSON.parse(body) as BidRequest;
+      this.requests.push(r);
+      const answer = this.answer(r, this.url);
+      if (!answer) return void res.writeHead(204).end();
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(answer));
+    });
+  });
+
+  constructor(private readonly answer: (r: BidRequest, base: string) => unknown) {}
+
+  async start(): Promise<this> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  stop(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((r) => this.server.close(() => r()));
+  }
+}
+
+const bid = (r: BidRequest, base: string, price: number, adm: string) => ({
+  id: r.id,
+  bidid: 'resp-7',
+  cur: 'USD',
+  seatbid: [{
+    seat: 'seat-1',
+    bid: [{
+      id: 'b1', impid: r.imp[0].id, price, adm, adid: 'ad-1', crid: 'cr-1', adomain: ['buyer.example'], w: 300, h: 250,
+      nurl: `${base}/win?price=\${AUCTION_PRICE}&auction=\${AUCTION_ID}`,
+      burl: `${base}/bill?price=\${AUCTION_PRICE}&auction=\${AUCTION_ID}`,
+    }],
+  }],
+});
+
+const VAST_BID = `<?xml version="1.0" encoding="UTF-8"?>
+<VAST version="3.0"><Ad id="buyer-ad"><InLine><AdSystem>Buyer DSP</AdSystem><AdTitle>Buyer spot</AdTitle>
+<Impression><![CDATA[https://buyer.example/imp]]></Impression>
+<Creatives><Creative><Linear><Duration>00:00:10</Duration>
+<MediaFiles><MediaFile delivery="progressive" type="video/mp4" width="640" height="360"><![CDATA[https://buyer.example/spot.mp4]]></MediaFile></MediaFiles>
+</Linear></Creative></Creatives></InLine></Ad></VAST>`;
+
+let acct: TestAccount;
+let api: Client;
+const bidders: Bidder[] = [];
+
+async function made(path: string, body: Record<string, unknown>): Promise<any> {
+  const res = await api.post(path, body);
+  expect({ path, status: res.status, body: res.body }).toMatchObject({ status: 200 });
+  return res.body;
+}
+
+async function bidder(answer: (r: BidRequest, base: string) => unknown): Promise<Bidder> {
+  const b = await new Bidder(answer).start();
+  bidders.push(b);
+  return b;
+}
+
+beforeAll(async () => {
+  acct = await newAccount();
+  api = acct.live;
+});
+
+afterAll(async () => {
+  closeServeAgent();
+  await Promise.all(bidders.map((b) => b.stop()));
+});
+
+async function demandFor(url: string, formats: string[], extra: Record<string, unknown> = {}) {
+  const source = await made('/v2/demand-sources', { name: 'Exchange', network: 'openrtb' });
+  const endpoint = await made('/v2/demand-endpoints', { name: 'Exchange US', demand_source: source.id, default_parameters: { url }, supported_formats: formats, revenue_share: 80, ...extra });
+  return { source, endpoint };
+}
+
+describe('programmatic demand on the ad tags', () => {
+  it('serves a winning bid as the zone ad; the win notice arrives, and the billing notice once, when the impression counts', async () => {
+    const b = await bidder((r, base) => bid(r, base, 3.75, '<div id="buyer-creative">bought at ${AUCTION_PRICE}</div>'));
+    const pub = await made('/v2/publishers', { name: 'News' });
+    const zone = await made('/v2/zones/standard', { name: 'Programmatic slot', width: 300, height: 250, publisher: pub.id, allow_demand_sources: true, bid_floor: 1.25, rtb_placement_id: 'news-top' });
+    const { endpoint, source } = await demandFor(`${b.url}/openrtb`, ['display']);
+    let answer: any;
+    await within(10_000, async () => {
+      answer = (await serveGet(serving(), `/adserve/;ID=${acct.id};setID=${zone.id};type=json`, { Referer: 'https://news.example/today' })).body;
+      return answer?.status === 'SUCCESS';
+    }, 100);
+    const placement = answer.placements.placement_1;
+    expect(placement).toMatchObject({ width: '300', height: '250', body: '<div id="buyer-creative">bought at 3.75</div>', redirect_url: '' });
+    const request = b.requests[b.requests.length - 1];
+    expect(request).toMatchObject({ imp: [{ tagid: 'news-top', bidfloor: 1.25, banner: { w: 300, h: 250 } }], site: { page: 'https://news.example/today', domain: 'news.example', publisher: { id: String(pub.id) } }, at: 1 });
+    await within(5000, async () => b.notices.some((n) => n.startsWith('/win?price=3.75&auction=')));
+    expect(b.notices.filter((n) => n.startsWith('/bill'))).toEqual([]);
+
+    // The impression pixel, fired twice (a reload): one billing notice.
+    const imp = new URL(placement.accupixel_url);
+    expect((await serveGet(serving(), `${imp.pathname}${imp.search}`)).status).toBe(200);
+    expect((await serveGet(serving(), `${imp.pathname}${imp.search}`)).status).toBe(200);
+    await within(5000, async () => b.notices.some((n) => n.startsWith('/bill?price=3.75')));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(b.notices.filter((n) => n.startsWith('/bill'))).toHaveLength(1);
+    expect(endpoint.demand_source).toBe(source.id);
+  });
+
+  it('leaves a zone that does not allow demand to its own placements, and a test key never asks a bidder', async () => {
+    const b = await bidder((r, base) => bid(r, base, 9, '<div>never</div>'));
+    const zone = await made('/v2/zones/standard', { name: 'Direct only', width: 300, height: 250, allow_demand_sources: false });
+    await demandFor(`${b.url}/openrtb`, ['display']);
+    await new Promise((r) => setTimeout(r, 1500));
+    const answer = (await serveGet(serving(), `/adserve/;ID=${acct.id};setID=${zone.id};type=json`)).body;
+    expect(answer.status).toBe('NO_ADS');
+
+    const testZone = await acct.test.post('/v2/zones/standard', { name: 'Test programmatic', width: 300, height: 250, allow_demand_sources: true });
+    expect(testZone.status).toBe(200);
+    const testSource = await acct.test.post('/v2/demand-sources', { name: 'Test exchange', network: 'openrtb' });
+    await acct.test.post('/v2/demand-endpoints', { name: 'Test endpoint', demand_source: testSource.body.id, default_parameters: { url: `${b.url}/openrtb` }, supported_formats: ['display'] });
+    await new Promise((r) => setTimeout(r, 1500));
+    const testAnswer = await acct.test.get(`/v2/adserve?ID=${acct.id}&setID=${testZone.body.id}&type=json`);
+    expect(testAnswer.status).toBe(200);
+    expect(testAnswer.body).toMatchObject({ status: 'NO_ADS', test: true });
+    expect(b.requests).toHaveLength(0);
+  });
+
+  it('serves a winning VAST bid to a player with the platform impression beside the buyer one', async () => {
+    const b = await bidder((r, base) => (r.imp[0].video ? bid(r, base, 6, VAST_BID) : undefined));
+    const zone = await made('/v2/vast-zones', { name: 'Programmatic pre-roll', rtb_options: { player_width: 640, player_height: 360, mime_types: ['video/mp4'], min_duration: 5, max_duration: 30, linearity: 'linear', bid_floor: 2 } });
+    await demandFor(`${b.url}/openrtb`, ['video']);
+    let text = '';
+    await within(10_000, async () => {
+      text = (await serveGet(serving(), `/vast.spark?setID=${zone.id}&ID=${acct.id}`)).text;
+      return text.includes('buyer-ad');
+    }, 100);
+    const request = b.requests[b.requests.length - 1];
+    expect(request.imp[0]).toMatchObject({ bidfloor: 2, video: { w: 640, h: 360, mimes: ['video/mp4'], minduration: 5, maxduration: 30, linearity: 1 } });
+    const parsed = await new VASTParser().parseVAST(new DOMParser().parseFromString(text, 'text/xml') as never);
+    const impressions = (parsed.ads[0] as unknown as { impressionURLTemplates: { url: string }[] }).impressionURLTemplates.map((i) => i.url);
+    expect(impressions).toEqual([expect.stringMatching(/\/vast\/imp\?t=/), 'https://buyer.example/imp']);
+    const ours = new URL(impressions[0]);
+    expect((await serveGet(serving(), `${ours.pathname}${ours.search}`)).status).toBe(200);
+    await within(5000, async () => b.notices.some((n) => n.startsWith('/bill?price=6')));
+  });
+});
