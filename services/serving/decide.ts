@@ -121,7 +121,7 @@ export function decide(request: DecisionRequest, snapshot: DecisionData, counter
   const order = [...new Set([...tiers.keys(), ...bidTiers.keys()])].sort((a, b) => a - b);
   const best = order[0];
   const zone = snapshot.zone(request.account, request.zone, request.video)?.zone;
-  const tieBreak = zone?.auctionTieBreak === 'SCORE' ? 'score' : 'random';
+  const tieBreak = zone?.auctionTieBreak === 'RANDOM' ? 'random' : 'score';
   if (explain) {
     for (const c of allowed) {
       if (c.tier !== best) explain({ placement: c.placement, adItem: c.adItem, rule: 'priority', detail: `a ${TIERS[best]} ad is eligible (this one is ${TIERS[c.tier]})` });
@@ -198,7 +198,7 @@ function highestBid(bids: DemandCandidate[] | undefined, random: () => number): 
 
 /**
  * The highest effective CPM. Ties (the zone's auction_tie_break): `score` gives them to the higher
- * weight, then to chance; `random` draws among them in proportion to their weights.
+ * weight (the placement's score), then to chance; `random` draws among them with equal chance.
  */
 function auction(rest: Candidate[], random: () => number, gate?: DeliveryGate, tieBreak: 'random' | 'score' = 'score'): Candidate | undefined {
   if (tieBreak === 'random') {
@@ -211,7 +211,7 @@ function auction(rest: Candidate[], random: () => number, gate?: DeliveryGate, t
         tied = [c];
       } else if (ecpm === best) tied.push(c);
     }
-    return tied.length > 1 && tied.some((c) => c.weight > 0) ? pickWeighted(tied, random) : tied[0];
+    return tied.length > 1 ? tied[Math.min(tied.length - 1, Math.floor(random() * tied.length))] : tied[0];
   }
   let winner: Candidate | undefined;
   let best = -1;

@@ -270,6 +270,24 @@ describe('selection within a tier', () => {
     expect(ledger.ecpm((await serveOnce(cpc, ledger, clock, 'all')).ads.find((c) => c.adItem === 4)!)).toBeCloseTo(1.0);
   });
 
+  it("draws among equal effective CPMs with equal chance when the zone's auction_tie_break is RANDOM", async () => {
+    const clock = virtualClock(Date.parse('2026-06-01T12:00:00Z'));
+    const ledger = ledgerOn(new MemoryDeliveryStore(clock.now), clock);
+    const data = snapshot([
+      { id: 2, serveMethod: 'auction', costCpm: '3.50', weight: 1 },
+      { id: 3, serveMethod: 'auction', costCpm: '3.50', weight: 5 },
+    ]);
+    data.zone(ACCOUNT, ZONE)!.zone!.auctionTieBreak = 'RANDOM';
+    const seen = new Map<number, number>();
+    for (let i = 0; i < 200; i++) {
+      const [c] = (await serveOnce(data, ledger, clock)).ads;
+      seen.set(c.adItem, (seen.get(c.adItem) ?? 0) + 1);
+    }
+    // Weight 1 against 5 would give the first about 33 of 200; equal chance about 100.
+    expect(seen.get(2)).toBeGreaterThan(70);
+    expect(seen.get(3)).toBeGreaterThan(70);
+  });
+
   it('serves weighted placements of a tier before its auction ones (the default serve order)', async () => {
     const clock = virtualClock(Date.parse('2026-06-01T12:00:00Z'));
     const ledger = ledgerOn(new MemoryDeliveryStore(clock.now), clock);
