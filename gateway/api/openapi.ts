@@ -33,7 +33,7 @@ function withNull(schema: JsonSchema, nullable: boolean | undefined): JsonSchema
 /** One catalog field as JSON Schema, in the names of `version`. */
 export function fieldSchema(spec: FieldSpec, version: ApiVersion): JsonSchema {
   let s: JsonSchema;
-  const notes: string[] = [];
+  const notes: string[] = spec.description ? [spec.description] : [];
   switch (spec.type) {
     case 'ref': {
       const title = spec.ref ? getKind(spec.ref).title : 'resource';

@@ -9,13 +9,16 @@ import * as targeting from './kinds/targeting';
 import * as video from './kinds/video';
 import * as vast4 from './kinds/vast-4';
 import * as drafts from './kinds/drafts';
+import * as programmatic from './kinds/programmatic';
 import type { ApiVersion, FieldSpec, KindGroup, ResourceKind } from './types';
 
 export * from './types';
 export { DISPLAY_AD_ITEM_KINDS } from './kinds/fields';
 
 /** Each module describes the kinds (and "all types" groups) of one area. */
-const MODULES: { kinds: readonly ResourceKind[]; groups?: readonly KindGroup[] }[] = [accounts, inventory, adItems, creatives, delivery, targeting, video, vast4, drafts, selfserve, reporting];
+const MODULES: { kinds: readonly ResourceKind[]; groups?: readonly KindGroup[] }[] = [
+  accounts, inventory, adItems, creatives, delivery, targeting, video, vast4, programmatic, drafts, selfserve, reporting,
+];
 
 /** Every resource kind of the platform. Adding a resource means adding its description to a module. */
 export const KINDS: readonly ResourceKind[] = MODULES.flatMap((m) => m.kinds);

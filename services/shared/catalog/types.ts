@@ -68,6 +68,8 @@ export interface FieldSpec {
   closed?: boolean;
   /** Maximum JSON size in bytes of an 'object' or 'array' value. */
   maxBytes?: number;
+  /** Said of the field in the OpenAPI documents (what an extension of the reference means). */
+  description?: string;
 }
 
 /** Relations restored only on request when their owner is unarchived. */
