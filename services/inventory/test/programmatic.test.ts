@@ -376,6 +376,29 @@ describe('programmatic rules and shapes', () => {
     expect((await api.get(`/v2/pmp-deals/${d}`)).body.standard_zones).toEqual([z2]);
   });
 
+  test('a deleted deal or zone leaves the lists that named it', async () => {
+    const d = await deal(api);
+    const kept = await deal(api);
+    const z = await standardZone(api, { pmp_deals: [d, kept] });
+    const archived = await standardZone(api, { pmp_deals: [d] });
+    const v = await vastZone(api, { rtb_options: { pmp_deals: [kept, d], bid_floor: 1 } });
+    expect((await api.get(`/v2/zones/standard/${archived}/archive`)).status).toBe(200);
+    expect((await api.del(`/v2/pmp-deals/${d}`)).status).toBe(200);
+    expect((await api.get(`/v2/zones/standard/${z}`)).body.pmp_deals).toEqual([kept]);
+    expect((await api.get(`/v2/vast-zones/${v}`)).body.rtb_options).toEqual({ pmp_deals: [kept], bid_floor: 1 });
+    expect((await api.get(`/v2/zones/standard/archived/${archived}`)).body.pmp_deals).toEqual([]);
+    // What was read can be written back.
+    expect((await api.put(`/v2/zones/standard/${z}`, { pmp_deals: (await api.get(`/v2/zones/standard/${z}`)).body.pmp_deals })).status).toBe(200);
+
+    const zone = await standardZone(api);
+    const otherZone = await standardZone(api);
+    const video = await vastZone(api);
+    const ep = await made(api, '/v2/demand-endpoints', { ...endpointBody(await source(api)), filter_type: 'blacklist', filtered_zones: [zone, otherZone], filtered_vast_zones: [video] });
+    expect((await api.del(`/v2/zones/standard/${zone}`)).status).toBe(200);
+    expect((await api.del(`/v2/vast-zones/${video}`)).status).toBe(200);
+    expect((await api.get(`/v2/demand-endpoints/${ep.id}`)).body).toMatchObject({ filtered_zones: [otherZone], filtered_vast_zones: [] });
+  });
+
   test('the OpenAPI document lists the new collections', async () => {
     const doc = (await api.get('/v2/openapi.json')).body;
     for (const p of [

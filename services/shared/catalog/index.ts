@@ -49,6 +49,27 @@ export interface ChildLink {
   spec: FieldSpec;
 }
 
+export interface IdListLink {
+  child: ResourceKind;
+  /** Where the list is: a field, or a field and its member. */
+  path: string[];
+}
+
+/** Id lists (`idsOf`) of any kind that may hold ids of `kind`: at the top, or one member deep. */
+export function idListsTo(kind: string): IdListLink[] {
+  const links: IdListLink[] = [];
+  for (const child of KINDS) {
+    for (const [field, spec] of Object.entries(child.fields)) {
+      if (spec.readOnly) continue;
+      if (spec.type === 'array' && spec.idsOf === kind) links.push({ child, path: [field] });
+      for (const [member, sub] of Object.entries(spec.properties ?? {})) {
+        if (sub.type === 'array' && sub.idsOf === kind) links.push({ child, path: [field, member] });
+      }
+    }
+  }
+  return links;
+}
+
 /** Fields of any kind that reference `parentKind` (by `ref` or a typed_ref's `refKinds`). */
 export function referencesTo(parentKind: string): ChildLink[] {
   const links: ChildLink[] = [];

@@ -1,6 +1,6 @@
 import type { FieldSpec, KindGroup, ResourceKind } from '../types';
 import { DISPLAY_AD_ITEM_KINDS } from './fields';
-import { bidTimeout } from './programmatic';
+import { bidTimeout, pmpDealIds } from './programmatic';
 
 /**
  * Inventory shared by v1 and v2: zones, campaigns, image/flash ad items (v1 banners), campaign
@@ -58,7 +58,7 @@ export const standardZone: ResourceKind = {
     min_payout: { type: 'number', nullable: true, min: 0, default: null },
     auction_tie_break: { type: 'string', enum: ['RANDOM', 'SCORE'], default: 'RANDOM' },
     // Ids of the caller's PMP deals offered in the zone's bid requests (services/inventory/hooks/programmatic.ts).
-    pmp_deals: { type: 'array', default: [], maxLength: 100, items: { type: 'integer', min: 1 } },
+    pmp_deals: pmpDealIds,
     // The OpenRTB `tagid` of the zone's bid requests.
     rtb_placement_id: { type: 'string', nullable: true, maxLength: 255, default: null },
     bid_timeout_ms: {

@@ -33,8 +33,10 @@ const instant: FieldSpec = {
 const cpmValue: FieldSpec = { ...money, max: 1_000_000 };
 const cpm: FieldSpec = { ...cpmValue, default: null };
 const percent: FieldSpec = { type: 'number', min: 0, max: 100 };
-/** Ids of the caller's zones of one kind; each must exist (hooks). */
-const zoneIds: FieldSpec = { type: 'array', default: [], maxLength: 1000, items: { type: 'integer', min: 1 } };
+/** Ids of the caller's resources of one kind; each must exist (hooks), and a deleted one leaves the list. */
+const idListOf = (kind: string, maxLength: number): FieldSpec => ({ type: 'array', idsOf: kind, maxLength, items: { type: 'integer', min: 1 } });
+const idList = (kind: string, maxLength: number): FieldSpec => ({ ...idListOf(kind, maxLength), default: [] });
+export const pmpDealIds = idList('pmp_deal', 100);
 const geoTarget: FieldSpec = { type: 'ref', ref: 'geo_target', nullable: true, default: null, onRefDelete: 'nullify' };
 
 export const demandSource: ResourceKind = {
@@ -79,8 +81,8 @@ export const demandEndpoint: ResourceKind = {
     priority: { ...priority, default: 'network' },
     geo_target: geoTarget,
     filter_type: { type: 'string', enum: ['all', 'whitelist', 'blacklist'], default: 'all' },
-    filtered_zones: zoneIds,
-    filtered_vast_zones: zoneIds,
+    filtered_zones: idList('standard_zone', 1000),
+    filtered_vast_zones: idList('vast_zone', 1000),
     status,
   },
   views: { v2: { object: 'demand_endpoint', path: '/v2/demand-endpoints' } },
@@ -231,7 +233,7 @@ export const vastRtbOptions: FieldSpec = {
     min_payout: cpmValue,
     private_auction: { type: 'boolean', nullable: true },
     // Ids of the caller's PMP deals (hooks).
-    pmp_deals: { type: 'array', nullable: true, maxLength: 100, items: { type: 'integer', min: 1 } },
+    pmp_deals: { ...idListOf('pmp_deal', 100), nullable: true },
     bid_timeout_ms: {
       ...bidTimeoutValue,
       nullable: true,
