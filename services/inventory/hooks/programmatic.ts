@@ -107,7 +107,13 @@ const pmpDeal: KindHooks = {
       .where({ account_id: tenant.accountId, mode: tenant.mode })
       .whereIn('kind', ['standard_zone', 'vast_zone'])
       .whereNull('archived_at')
-      .where((w) => void w.whereRaw("jsonb_typeof(attributes->'pmp_deals') = 'array'").orWhereRaw("jsonb_typeof(attributes->'rtb_options'->'pmp_deals') = 'array'"))
+      // Containment, so the attributes index finds the holders of these deals only.
+      .where((w) => {
+        for (const item of items) {
+          w.orWhereRaw('attributes @> ?::jsonb', [JSON.stringify({ pmp_deals: [item.id] })]);
+          w.orWhereRaw('attributes @> ?::jsonb', [JSON.stringify({ rtb_options: { pmp_deals: [item.id] } })]);
+        }
+      })
       .orderBy('id')
       .select('id', 'kind', db.raw("coalesce(attributes->'pmp_deals', attributes->'rtb_options'->'pmp_deals') as deals"))) as { id: string | number; kind: string; deals: Json }[];
     for (const item of items) {
