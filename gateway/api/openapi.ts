@@ -33,7 +33,7 @@ function withNull(schema: JsonSchema, nullable: boolean | undefined): JsonSchema
 /** One catalog field as JSON Schema, in the names of `version`. */
 export function fieldSchema(spec: FieldSpec, version: ApiVersion): JsonSchema {
   let s: JsonSchema;
-  const notes: string[] = [];
+  const notes: string[] = spec.description ? [spec.description] : [];
   switch (spec.type) {
     case 'ref': {
       const title = spec.ref ? getKind(spec.ref).title : 'resource';
@@ -70,6 +70,7 @@ export function fieldSchema(spec: FieldSpec, version: ApiVersion): JsonSchema {
   if (spec.blankAsMissing) notes.push('An empty string counts as not given.');
   if (spec.createOnly) notes.push('Set on create only.');
   if (spec.maxBytes) notes.push(`At most ${spec.maxBytes} bytes of JSON.`);
+  if (spec.idsOf) notes.push(`Ids of ${getKind(spec.idsOf).title}s of the caller's; deleting one takes it out of the list.`);
   if (spec.default !== undefined && typeof spec.default !== 'function') s.default = spec.default;
   if (spec.readOnly) s.readOnly = true;
   if (spec.writeOnly) s.writeOnly = true;

@@ -16,6 +16,7 @@ import { errorFields, log } from '../shared/log';
 import { implement, type ServiceBinding } from '../shared/grpc/server';
 import { targetingProjection } from '../targeting';
 import { toVastEntity, VAST_DECISION_KINDS } from './vast-decision-data';
+import { NO_DEMAND, PROGRAMMATIC_DECISION_KINDS, standardZoneDemand, toProgrammaticEntity } from './programmatic-decision-data';
 import { int, refId, refKind, str } from '../targeting/rule';
 
 /**
@@ -29,7 +30,7 @@ import { int, refId, refKind, str } from '../targeting/rule';
 export const DECISION_KINDS = new Set([
   'standard_zone', 'email_zone', 'standard_campaign', ...DISPLAY_AD_ITEM_KINDS, 'campaign_assignment', 'placement', 'schedule', 'image_creative', 'rich_media_creative', 'native_template',
   'geo_target', 'day_parting', 'platform_target', 'postal_code_target', 'list_target', 'data_list', 'data_key_target', 'channel', 'channel_zone_assignment',
-  ...VAST_DECISION_KINDS,
+  ...VAST_DECISION_KINDS, ...PROGRAMMATIC_DECISION_KINDS,
 ]);
 
 const CHANNEL_PREFIX = 'decision_changes_';
@@ -156,6 +157,7 @@ export function toDecisionEntity(row: ResourceRow): DecisionEntity | undefined {
           defaultAdItem: 0,
           defaultCampaign: 0,
           servePriorityOrder: 'weight',
+          ...(row.kind === 'standard_zone' ? standardZoneDemand(a) : NO_DEMAND),
         },
       };
     case 'standard_campaign':
@@ -251,8 +253,9 @@ export function toDecisionEntity(row: ResourceRow): DecisionEntity | undefined {
     case 'native_template':
       return { ...base, nativeTemplate: { rawHtml: str(a.raw_html), variablesJson: JSON.stringify(a.variables ?? []) } };
     default: {
-      const vast = toVastEntity(row.kind, a);
-      if (vast) return { ...base, ...vast };
+      // Video and programmatic kinds are projected in their own modules.
+      const body = toVastEntity(row.kind, a) ?? toProgrammaticEntity(row.kind, a);
+      if (body) return { ...base, ...body };
       // Target resources: each targeting rule projects its own (services/targeting/).
       const project = targetingProjection(row.kind);
       return project ? { ...base, ...project(a) } : undefined;

@@ -2,6 +2,7 @@ import type { DecisionEntity } from '../../proto/gen/adserver/inventory/v1/decis
 import type { Json } from '../shared/catalog';
 import { int, refId, refKind, str } from '../targeting/rule';
 import { pricing, rates } from './decision-data';
+import { vastZoneDemand } from './programmatic-decision-data';
 
 /**
  * The decision data of video inventory. VAST zones, campaigns, assignments, placements, schedules and
@@ -147,6 +148,7 @@ export function toVastEntity(kind: string, a: Record<string, Json>): Body | unde
           width: 0, height: 0, dimensions: 'dynamic', publisher: refId(a.publisher), flexibleType: 0, refreshFrequency: 0, uniqueDelivery: false,
           vastVersion: str(a.vast_version) || '3.0', defaultAdItem: int(a.default_vast_ad_item), defaultCampaign: int(a.default_vast_campaign),
           servePriorityOrder: str(a.serve_priority_order) || 'weight',
+          ...vastZoneDemand(a),
         },
       };
     case 'vast_campaign':

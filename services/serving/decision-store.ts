@@ -4,14 +4,14 @@ import * as grpc from '@grpc/grpc-js';
 import {
   DecisionDataClient,
   type DecisionDataUpdate,
-  type DecisionEntity,
-  type DecisionEntityRef,
   type DecisionDemandEndpoint,
   type DecisionDemandSource,
-  type DecisionPmpDeal,
+  type DecisionEntity,
+  type DecisionEntityRef,
   type DecisionOrtbNativeAd,
-  type DecisionOrtbNativeTemplate,
   type DecisionOrtbNativeAsset,
+  type DecisionOrtbNativeTemplate,
+  type DecisionPmpDeal,
 } from '../../proto/gen/adserver/inventory/v1/decision_data';
 import { openStream } from '../shared/grpc/client';
 import { parseTimestamp } from '../shared/timezones';
@@ -98,6 +98,25 @@ export interface VastParts {
   tracking: DecisionEntity[];
 }
 
+/** A demand endpoint of an account, as the auction reads it. */
+export interface HeldDemandEndpoint {
+  id: number;
+  account: number;
+  endpoint: DecisionDemandEndpoint;
+}
+
+/** An OpenRTB native ad of a standard zone. */
+export interface HeldOrtbNativeAd {
+  id: number;
+  ad: DecisionOrtbNativeAd;
+}
+
+/** An asset (title, image or data) of an OpenRTB native template. */
+export interface HeldOrtbNativeAsset {
+  id: number;
+  asset: DecisionOrtbNativeAsset;
+}
+
 /** The priority tiers, highest first (the reference's placement and channel `priority`). */
 export const TIERS = PRIORITY_TIERS;
 
@@ -117,6 +136,14 @@ export class DecisionData {
   private readonly placementsBySchedule = new Map<string, Set<number>>();
   /** The parts of VAST ads by the resource they belong to (parentOf). */
   private readonly partsByParent = new Map<string, Set<string>>();
+  /**
+   * Programmatic demand: endpoints by account, native ads by `account:zone`, native assets by
+   * `account:template` (each entity by id), kept in step by every change; the accessors' arrays are
+   * made once per state of the snapshot (memo).
+   */
+  private readonly endpointsByAccount = new Map<string, Map<number, DecisionEntity>>();
+  private readonly nativeAdsByZone = new Map<string, Map<number, DecisionEntity>>();
+  private readonly nativeAssetsByTemplate = new Map<string, Map<number, DecisionEntity>>();
   /** Values derived from the snapshot (delivery goals), emptied by every change like `targeting`. */
   private readonly derived = new Map<string, unknown>();
   /** Parsed forms of targets, kept with the entity they came from (an update replaces the entity). */
@@ -140,6 +167,9 @@ export class DecisionData {
     this.assignmentsByCampaign.clear();
     this.channelLinksByZone.clear();
     this.placementsByChannel.clear();
+    this.endpointsByAccount.clear();
+    this.nativeAdsByZone.clear();
+    this.nativeAssetsByTemplate.clear();
   }
 
   apply(update: Pick<DecisionDataUpdate, 'reset' | 'upserts' | 'removals'>): void {
@@ -159,7 +189,21 @@ export class DecisionData {
     }
   }
 
+  private indexEntity(map: Map<string, Map<number, DecisionEntity>>, k: string, e: DecisionEntity, add: boolean): void {
+    let held = map.get(k);
+    if (add) {
+      if (!held) map.set(k, (held = new Map()));
+      held.set(e.id, e);
+    } else if (held) {
+      held.delete(e.id);
+      if (!held.size) map.delete(k);
+    }
+  }
+
   private indexAll(e: DecisionEntity, add: boolean): void {
+    if (e.demandEndpoint) this.indexEntity(this.endpointsByAccount, String(e.account), e, add);
+    if (e.ortbNativeAd) this.indexEntity(this.nativeAdsByZone, `${e.account}:${e.ortbNativeAd.zone}`, e, add);
+    if (e.ortbNativeAsset) this.indexEntity(this.nativeAssetsByTemplate, `${e.account}:${e.ortbNativeAsset.template}`, e, add);
     if (e.placement?.zone) this.index(this.placementsByZone, key(e.account, e.placement.zoneKind, e.placement.zone), e.id, add);
     if (e.placement?.schedule) this.index(this.placementsBySchedule, key(e.account, 'schedule', e.placement.schedule), e.id, add);
     if (e.placement?.channel) this.index(this.placementsByChannel, key(e.account, 'channel', e.placement.channel), e.id, add);
@@ -190,6 +234,44 @@ export class DecisionData {
       }
       return out.sort((a, b) => a.id - b.id);
     });
+  }
+
+  /** An account's demand endpoints (active or not: `endpoint.active` says), in id order. */
+  demandEndpoints(account: number): HeldDemandEndpoint[] {
+    return this.memo(`demand-endpoints:${account}`, () =>
+      [...(this.endpointsByAccount.get(String(account))?.values() ?? [])]
+        .map((e) => ({ id: e.id, account: e.account, endpoint: e.demandEndpoint! }))
+        .sort((a, b) => a.id - b.id),
+    );
+  }
+
+  demandSource(account: number, id: number): DecisionDemandSource | undefined {
+    return this.get(account, 'demand_source', id)?.demandSource;
+  }
+
+  /** A PMP deal (its OpenRTB deal id is `String(id)`). */
+  pmpDeal(account: number, id: number): DecisionPmpDeal | undefined {
+    return this.get(account, 'pmp_deal', id)?.pmpDeal;
+  }
+
+  /** The OpenRTB native ads of a standard zone, in id order. */
+  ortbNativeAds(account: number, zone: number): HeldOrtbNativeAd[] {
+    return this.memo(`ortb-native-ads:${account}:${zone}`, () =>
+      [...(this.nativeAdsByZone.get(`${account}:${zone}`)?.values() ?? [])].map((e) => ({ id: e.id, ad: e.ortbNativeAd! })).sort((a, b) => a.id - b.id),
+    );
+  }
+
+  ortbNativeTemplate(account: number, id: number): DecisionOrtbNativeTemplate | undefined {
+    return this.get(account, 'ortb_native_template', id)?.ortbNativeTemplate;
+  }
+
+  /** The assets of an OpenRTB native template (titles, images and data together; `asset.asset` says which), in id order. */
+  ortbNativeAssets(account: number, template: number): HeldOrtbNativeAsset[] {
+    return this.memo(`ortb-native-assets:${account}:${template}`, () =>
+      [...(this.nativeAssetsByTemplate.get(`${account}:${template}`)?.values() ?? [])]
+        .map((e) => ({ id: e.id, asset: e.ortbNativeAsset! }))
+        .sort((a, b) => a.id - b.id),
+    );
   }
 
   /** A VAST 2/3 ad item's media files, companions and tracking URLs, in id order. */
@@ -226,39 +308,6 @@ export class DecisionData {
 
   get(account: number, kind: string, id: number): DecisionEntity | undefined {
     return this.entities.get(key(account, kind, id));
-  }
-
-  /** Entities of one kind of an account, found once per snapshot change. */
-  private ofKind(account: number, kind: string): DecisionEntity[] {
-    return this.memo(`kind:${account}:${kind}`, () => [...this.entities.values()].filter((e) => e.account === account && e.kind === kind));
-  }
-
-  demandEndpoints(account: number): Array<{ id: number; account: number; endpoint: DecisionDemandEndpoint }> {
-    return this.ofKind(account, 'demand_endpoint').filter((e) => e.demandEndpoint).map((e) => ({ id: e.id, account, endpoint: e.demandEndpoint! }));
-  }
-
-  demandSource(account: number, id: number): DecisionDemandSource | undefined {
-    return this.get(account, 'demand_source', id)?.demandSource;
-  }
-
-  pmpDeal(account: number, id: number): DecisionPmpDeal | undefined {
-    return this.get(account, 'pmp_deal', id)?.pmpDeal;
-  }
-
-  ortbNativeAds(account: number, zone: number): Array<{ id: number; ad: DecisionOrtbNativeAd }> {
-    return this.ofKind(account, 'ortb_native_ad').filter((e) => e.ortbNativeAd?.zone === zone).map((e) => ({ id: e.id, ad: e.ortbNativeAd! }));
-  }
-
-  ortbNativeTemplate(account: number, id: number): DecisionOrtbNativeTemplate | undefined {
-    return this.get(account, 'ortb_native_template', id)?.ortbNativeTemplate;
-  }
-
-  ortbNativeAssets(account: number, template: number): Array<{ id: number; asset: DecisionOrtbNativeAsset }> {
-    return ['ortb_native_title_asset', 'ortb_native_image_asset', 'ortb_native_data_asset']
-      .flatMap((k) => this.ofKind(account, k))
-      .filter((e) => e.ortbNativeAsset?.template === template)
-      .map((e) => ({ id: e.id, asset: e.ortbNativeAsset! }))
-      .sort((a, b) => a.id - b.id);
   }
 
   /** The placements whose schedule is this one. */

@@ -9,7 +9,7 @@ import {
   type Resource,
   type ResourceRef,
 } from '../../proto/gen/adserver/resources/v1/resources';
-import { findKind, getKind, referencesTo, type Json, type ParameterError, type ResourceKind, type ServiceName } from './catalog';
+import { findKind, getKind, idListsTo, referencesTo, type Json, type ParameterError, type ResourceKind, type ServiceName } from './catalog';
 import { validateInput } from './catalog/validate';
 import type { Database, Migration } from './db';
 import { formatTimestamp, preparedQuery } from './db';
@@ -327,9 +327,10 @@ export class ResourceStore {
     return { unarchived: [{ kind: kind.kind, id }, ...affected], notRestored };
   }
 
-  /** Runs a cascade step on every service owning kinds that reference `parent`, this one included. */
+  /** Runs a cascade step on every service owning kinds that reference `parent` (or list its ids, on delete), this one included. */
   private async cascade(t: Tenant, parent: ResourceRef, method: 'cascadeArchive' | 'cascadeUnarchive' | 'cascadeDelete', include: string[]): Promise<CascadeResponse> {
     const services = new Set(referencesTo(parent.kind).map((l) => l.child.service));
+    if (method === 'cascadeDelete') for (const l of idListsTo(parent.kind)) services.add(l.child.service);
     const out: CascadeResponse = { affected: [], notRestored: [] };
     for (const svc of services) {
       const req: CascadeRequest = { parent, include };
@@ -448,6 +449,19 @@ export class ResourceStore {
           .whereRaw('attributes @> ?::jsonb', [match])
           .update({ attributes: this.knex.raw('jsonb_set(attributes, ?, ?::jsonb)', [`{${link.field}}`, 'null']) as never });
       }
+    }
+    // Id lists naming the parent lose its id (archived holders too: unarchived, they must not name it).
+    for (const link of idListsTo(parent.kind).filter((l) => l.child.service === this.service)) {
+      const path = `{${link.path.join(',')}}`;
+      await this.scoped(t)
+        .andWhere({ kind: link.child.kind })
+        .whereRaw('attributes #> ?::text[] @> ?::jsonb', [path, JSON.stringify([parent.id])])
+        .update({
+          attributes: this.knex.raw(
+            "jsonb_set(attributes, ?::text[], coalesce((select jsonb_agg(e) from jsonb_array_elements(attributes #> ?::text[]) e where e <> ?::jsonb), '[]'::jsonb))",
+            [path, path, JSON.stringify(parent.id)],
+          ) as never,
+        });
     }
     // What the parent's archive took along and kept marked with it (relations of its descendants too,
     // archived as `kind:id#group` in this service): only unarchiving the parent could restore them, so

@@ -3,6 +3,7 @@ import { adItemHooks } from './ad-items';
 import { draftHooksByKind } from './drafts';
 import { nativeHooks } from './native';
 import { placementHooks } from './placements';
+import { programmaticHooks } from './programmatic';
 import { targetingHooks } from './targeting';
 import { videoHooks } from './video';
 import { vast4Hooks } from './vast-4';
@@ -20,5 +21,6 @@ export const inventoryHooks: Record<string, KindHooks> = {
   ...targetingHooks,
   ...videoHooks,
   ...vast4Hooks,
+  ...programmaticHooks,
   ...draftHooksByKind,
 };

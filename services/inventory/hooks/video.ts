@@ -2,6 +2,7 @@ import type { Json, ParameterError } from '../../shared/catalog';
 import type { Attributes, HookContext, KindHooks } from '../../shared/resource-store';
 import { given, invalid, merged, nextIds, throwIf } from './common';
 import { placement, prepareSchedule, scheduleStatus } from './placements';
+import { prepareRtbOptions } from './programmatic';
 
 /** Rules of the video (VAST) kinds that their field descriptions cannot state. */
 
@@ -46,14 +47,8 @@ const vastAdItem: KindHooks = {
   },
 };
 
-const vastZone: KindHooks = {
-  prepare(values) {
-    const rtb = values.rtb_options as Json | undefined;
-    const empty = rtb === undefined || rtb === null || (Array.isArray(rtb) ? rtb.length === 0 : typeof rtb === 'object' && Object.keys(rtb).length === 0);
-    if (!empty) invalid('rtb_options', "'rtb_options' must be null or {}: this platform buys no programmatic video demand yet, so options for it would change nothing.");
-    if (Array.isArray(rtb)) values.rtb_options = null;
-  },
-};
+/** rtb_options' members are checked against each other and the caller's PMP deals (hooks/programmatic.ts). */
+const vastZone: KindHooks = { prepare: prepareRtbOptions };
 
 const vastCampaign: KindHooks = {
   prepare(values) {

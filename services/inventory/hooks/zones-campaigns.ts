@@ -1,5 +1,6 @@
 import type { Attributes, HookContext, KindHooks } from '../../shared/resource-store';
 import { given, invalid, loadAttributes, merged } from './common';
+import { preparePmpDeals } from './programmatic';
 
 /**
  * Zones, campaigns and campaign assignments: dynamic or fixed dimensions, flexible types (which fix
@@ -30,6 +31,7 @@ export async function matchFlexibleType(values: Attributes, ctx: HookContext, si
 const standardZone: KindHooks = {
   async prepare(values, ctx) {
     if (ctx.op === 'create') values.deleted = false;
+    await preparePmpDeals(values, ctx);
     const flexible = await matchFlexibleType(values, ctx, false);
     const all = merged(values, ctx);
     if (all.dimensions === 'dynamic') {

@@ -33,7 +33,8 @@ describeCrud('VAST zones', {
     { body: { name: 'Z', publisher: 999999999 }, field: 'publisher' },
     { body: { name: 'Z', serve_priority_order: 'random' }, field: 'serve_priority_order' },
     { body: { name: 'Z', vast_version: '5.0' }, field: 'vast_version' },
-    { body: { name: 'Z', rtb_options: { bid_floor: 2 } }, field: 'rtb_options' },
+    { body: { name: 'Z', rtb_options: { bid_floor: -2 } }, field: 'rtb_options' },
+    { body: { name: 'Z', rtb_options: { no_such_option: true } }, field: 'rtb_options' },
   ],
   required: ['name', 'publisher'],
 });

@@ -9,13 +9,16 @@ import * as targeting from './kinds/targeting';
 import * as video from './kinds/video';
 import * as vast4 from './kinds/vast-4';
 import * as drafts from './kinds/drafts';
+import * as programmatic from './kinds/programmatic';
 import type { ApiVersion, FieldSpec, KindGroup, ResourceKind } from './types';
 
 export * from './types';
 export { DISPLAY_AD_ITEM_KINDS } from './kinds/fields';
 
 /** Each module describes the kinds (and "all types" groups) of one area. */
-const MODULES: { kinds: readonly ResourceKind[]; groups?: readonly KindGroup[] }[] = [accounts, inventory, adItems, creatives, delivery, targeting, video, vast4, drafts, selfserve, reporting];
+const MODULES: { kinds: readonly ResourceKind[]; groups?: readonly KindGroup[] }[] = [
+  accounts, inventory, adItems, creatives, delivery, targeting, video, vast4, programmatic, drafts, selfserve, reporting,
+];
 
 /** Every resource kind of the platform. Adding a resource means adding its description to a module. */
 export const KINDS: readonly ResourceKind[] = MODULES.flatMap((m) => m.kinds);
@@ -44,6 +47,27 @@ export interface ChildLink {
   child: ResourceKind;
   field: string;
   spec: FieldSpec;
+}
+
+export interface IdListLink {
+  child: ResourceKind;
+  /** Where the list is: a field, or a field and its member. */
+  path: string[];
+}
+
+/** Id lists (`idsOf`) of any kind that may hold ids of `kind`: at the top, or one member deep. */
+export function idListsTo(kind: string): IdListLink[] {
+  const links: IdListLink[] = [];
+  for (const child of KINDS) {
+    for (const [field, spec] of Object.entries(child.fields)) {
+      if (spec.readOnly) continue;
+      if (spec.type === 'array' && spec.idsOf === kind) links.push({ child, path: [field] });
+      for (const [member, sub] of Object.entries(spec.properties ?? {})) {
+        if (sub.type === 'array' && sub.idsOf === kind) links.push({ child, path: [field, member] });
+      }
+    }
+  }
+  return links;
 }
 
 /** Fields of any kind that reference `parentKind` (by `ref` or a typed_ref's `refKinds`). */

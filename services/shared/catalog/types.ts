@@ -68,6 +68,13 @@ export interface FieldSpec {
   closed?: boolean;
   /** Maximum JSON size in bytes of an 'object' or 'array' value. */
   maxBytes?: number;
+  /**
+   * For an 'array' of ids (at the top or a member of an 'object' field): the kind they name. Deleting
+   * one of those resources takes its id out of every such list (the kind's hooks check that ids given exist).
+   */
+  idsOf?: string;
+  /** Said of the field in the OpenAPI documents (what an extension of the reference means). */
+  description?: string;
 }
 
 /** Relations restored only on request when their owner is unarchived. */

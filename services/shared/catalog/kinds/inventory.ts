@@ -1,5 +1,6 @@
 import type { FieldSpec, KindGroup, ResourceKind } from '../types';
 import { DISPLAY_AD_ITEM_KINDS } from './fields';
+import { bidTimeout, pmpDealIds } from './programmatic';
 
 /**
  * Inventory shared by v1 and v2: zones, campaigns, image/flash ad items (v1 banners), campaign
@@ -56,6 +57,14 @@ export const standardZone: ResourceKind = {
     bid_floor: { type: 'number', nullable: true, min: 0, default: null },
     min_payout: { type: 'number', nullable: true, min: 0, default: null },
     auction_tie_break: { type: 'string', enum: ['RANDOM', 'SCORE'], default: 'RANDOM' },
+    // Ids of the caller's PMP deals offered in the zone's bid requests (services/inventory/hooks/programmatic.ts).
+    pmp_deals: pmpDealIds,
+    // The OpenRTB `tagid` of the zone's bid requests.
+    rtb_placement_id: { type: 'string', nullable: true, maxLength: 255, default: null },
+    bid_timeout_ms: {
+      ...bidTimeout,
+      description: 'An extension of the reference: milliseconds a decision of the zone waits for bids from demand endpoints (150 when not given).',
+    },
     metadata,
     deleted,
   },
@@ -71,7 +80,8 @@ export const standardZone: ResourceKind = {
       archive: true,
       fields: [
         'name', 'dimensions', 'width', 'height', 'publisher', 'popup_frequency', 'refresh_frequency', 'refresh_limit', 'responsive',
-        'unique_delivery', 'iab_categories', 'allow_demand_sources', 'bid_floor', 'min_payout', 'auction_tie_break', 'metadata',
+        'unique_delivery', 'iab_categories', 'allow_demand_sources', 'bid_floor', 'min_payout', 'auction_tie_break', 'pmp_deals', 'rtb_placement_id',
+        'bid_timeout_ms', 'metadata',
       ],
     },
   },

@@ -1,5 +1,6 @@
 import type { FieldSpec, KindGroup, ResourceKind } from '../types';
 import { metadata, name, optionalInt, perUserCap, placementCost, placementPayout, priority, scheduleProgress, scheduleQuota, scheduleWindow, url } from './fields';
+import { vastRtbOptions } from './programmatic';
 
 /**
  * Video inventory (the reference's VAST 2/3 groups): VAST zones, campaigns and their assignments, ad
@@ -60,9 +61,10 @@ export const vastZone: ResourceKind = {
     // Served when no placement of the zone is eligible (the item, else the campaign's pick).
     default_vast_ad_item: { type: 'ref', ref: 'vast_ad_item', nullable: true, default: null, onRefDelete: 'nullify' },
     default_vast_campaign: { type: 'ref', ref: 'vast_campaign', nullable: true, default: null, onRefDelete: 'nullify' },
-    // Options for programmatic demand, which this platform does not buy yet: as for an account without
-    // the programmatic add-on, only null or an empty object is taken (services/inventory/hooks/video.ts).
-    rtb_options: { type: 'object', nullable: true, default: null, maxBytes: 8192 },
+    // Options for programmatic demand (the reference's vast_rtb_options, with the extension
+    // bid_timeout_ms): a zone with a non-empty object asks demand endpoints for bids. Rules between
+    // members are in services/inventory/hooks/programmatic.ts.
+    rtb_options: vastRtbOptions,
     // Within a priority tier: smooth delivery, then weight, then auction ("weight"), or auction before weight.
     serve_priority_order: { type: 'string', enum: ['weight', 'auction'], default: 'weight' },
     // An extension: the VAST version the zone's tag answers in (a request's `vast=` overrides it).
