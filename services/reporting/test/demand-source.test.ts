@@ -6,12 +6,13 @@
  */
 import crypto from 'node:crypto';
 import { status } from '@grpc/grpc-js';
-import { BidOutcome, type AuctionBid, type ServingEvent } from '../../../proto/gen/adserver/reporting/v1/events';
+import Redis from 'ioredis';
+import { BidOutcome, RecordEventsRequest, type AuctionBid, type ServingEvent } from '../../../proto/gen/adserver/reporting/v1/events';
 import { expectError, newAccount, paramFor, type Client, type TestAccount } from '../../../gateway/test/support/api';
 import { expectReferenceShape } from '../../../gateway/test/support/openapi';
 import { admin } from '../../../gateway/test/support/platform';
 import { reports } from '../../shared/grpc/clients';
-import { EventKind, recordEvents, servingEvent } from './events-fixtures';
+import { EventKind, recordEvents, servingEvent, waitFor } from './events-fixtures';
 
 const q = (params: Record<string, string | number | boolean>) => new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString();
 const run = crypto.randomUUID().slice(0, 8);
@@ -281,5 +282,44 @@ describe('EventIngest.RecordEvents with AUCTION events', () => {
     const share = await recordEvents([servingEvent({ account, kind: EventKind.IMPRESSION, demandEndpoint: E1, revenueShare: '101' })]).catch((e) => e);
     expect(share.details).toMatch(/revenue_share must be a decimal percent from 0 to 100/);
     expect(await recordEvents([auction({})])).toEqual({ stored: 1 });
+  });
+});
+
+(process.env.REDIS_URL ? describe : describe.skip)('AUCTION events on the serving-event stream', () => {
+  test('a batch entry (field b, as serving writes) holding auctions and a demand win is counted once, redelivered or not', async () => {
+    const mine = await newAccount();
+    const redis = new Redis(process.env.REDIS_URL!);
+    try {
+      const d = `${run}-stream`;
+      const at = { account: mine.id, publisher: 1, zone: 1, advertiser: 0, campaign: 0, adItem: 0, placement: 0, decision: d };
+      const batch = RecordEventsRequest.encode({
+        events: [
+          servingEvent({ ...at, id: `${d}:auction`, kind: EventKind.AUCTION, bids: [bid(E1, BidOutcome.BID, '1.20', true), bid(E3, BidOutcome.NO_BID)] }),
+          servingEvent({ ...at, id: `${d}:impression`, kind: EventKind.IMPRESSION, demandEndpoint: E1, demandSource: S1, revenueShare: '80', pricingModel: 'cpm', price: '1.00', currency: 'USD' }),
+        ],
+      }).finish();
+      const key = `${process.env.REDIS_KEY_PREFIX}serving-events`;
+      const entries = [String(await redis.xadd(key, '*', 'b', Buffer.from(batch))), String(await redis.xadd(key, '*', 'b', Buffer.from(batch)))];
+      const report = () => get({ type: 'endpoint', period: 'day', preset: 'today' }, mine.live);
+      const res = await waitFor('the stream entry stored', async () => {
+        const r = await report();
+        return r.body.data?.length === 2 && r.body.data[0].summary.views === 1 ? r : undefined;
+      });
+      expect(res.body.data.map((e: any) => [e.id, e.summary.requests, e.summary.bids, e.summary.emptyResponses, e.summary.wins, e.summary.views])).toEqual([[E1, 1, 1, 0, 1, 1], [E3, 1, 0, 1, 0, 0]]);
+      expect(res.body.data[0].summary).toMatchObject({ revenue: 0.001, publisherRevenue: 0.0008, totalCPM: 1.2, winRate: 1 });
+      // Once both copies are read and acknowledged, still once.
+      const streamId = (id: string) => id.split('-').map(BigInt) as [bigint, bigint];
+      const after = (a: string, b: string) => { const [x, y] = [streamId(a), streamId(b)]; return x[0] > y[0] || (x[0] === y[0] && x[1] >= y[1]); };
+      await waitFor('both entries acknowledged', async () => {
+        const groups = (await redis.xinfo('GROUPS', key)) as unknown[][];
+        const group = groups.map((g) => Object.fromEntries(Array.from({ length: g.length / 2 }, (_, i) => [String(g[2 * i]), g[2 * i + 1]]))).find((g) => g.name === 'reporting');
+        if (!group || !after(String(group['last-delivered-id']), entries[1])) return false;
+        const pending = (await redis.xpending(key, 'reporting', entries[0], entries[1], 100)) as [string, ...unknown[]][];
+        return !pending.some(([id]) => entries.includes(id));
+      });
+      expect((await report()).body).toEqual(res.body);
+    } finally {
+      redis.disconnect();
+    }
   });
 });
