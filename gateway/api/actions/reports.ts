@@ -1,6 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import {
-  type PlacementBid, type AuctionReport, type AuctionRow, type AuctionTotals, type BreakdownRow, type DemandRow, type DemandSourceReport, type DemandTotals, type EventDetail, type Money, type Report, type ReportQuery, type Totals, VideoTotals,
+  type AuctionBid, type AuctionReport, type AuctionRow, type AuctionTotals, type BreakdownRow, type DemandRow, type DemandSourceReport, type DemandTotals, type EventDetail, type Money, type Report, type ReportQuery, type Totals, VideoTotals,
 } from '../../../proto/gen/adserver/reporting/v1/reports';
 import type { RequestContext } from '../../context';
 import type { ParameterError } from '../../../services/shared/catalog';
@@ -208,8 +208,8 @@ function detailOut(kind: 'click' | 'conversion', d: EventDetail) {
  * The account's auction placements (display or VAST) with their CPM bids, and the zone type each one's
  * own zone has, read from inventory page by page.
  */
-async function auctionPlacements(ctx: RequestContext, vast: boolean): Promise<{ bids: PlacementBid[]; zoneTypes: Map<number, string> }> {
-  const bids: PlacementBid[] = [];
+async function auctionPlacements(ctx: RequestContext, vast: boolean): Promise<{ bids: AuctionBid[]; zoneTypes: Map<number, string> }> {
+  const bids: AuctionBid[] = [];
   const zoneTypes = new Map<number, string>();
   const filters = [{ field: 'serve_method', equals: 'auction', anyOf: [] }];
   for (let offset = 0; ; offset += 1000) {

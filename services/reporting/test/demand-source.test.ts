@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 import { status } from '@grpc/grpc-js';
 import Redis from 'ioredis';
-import { BidOutcome, RecordEventsRequest, type AuctionBid, type ServingEvent } from '../../../proto/gen/adserver/reporting/v1/events';
+import { BidOutcome, RecordEventsRequest, type DemandBid, type ServingEvent } from '../../../proto/gen/adserver/reporting/v1/events';
 import { expectError, newAccount, paramFor, type Client, type TestAccount } from '../../../gateway/test/support/api';
 import { expectReferenceShape } from '../../../gateway/test/support/openapi';
 import { admin } from '../../../gateway/test/support/platform';
@@ -30,7 +30,7 @@ const E3 = base + 7;
 const E4 = base + 8;
 const SOURCE: Record<number, number> = { [E1]: S1, [E2]: S1, [E3]: S2, [E4]: S2 };
 
-const bid = (endpoint: number, outcome: BidOutcome, cpm = '', won = false): AuctionBid => ({
+const bid = (endpoint: number, outcome: BidOutcome, cpm = '', won = false): DemandBid => ({
   demandEndpoint: endpoint, demandSource: SOURCE[endpoint], outcome, cpm, won, latencyMs: outcome === BidOutcome.TIMEOUT ? 150 : 40, deal: '', lossReason: won ? 0 : 102,
 });
 
@@ -49,7 +49,7 @@ async function made(path: string, body: Record<string, unknown>): Promise<any> {
  * One decision: its AUCTION event and, when a bid won, the RESPONSE and IMPRESSION events naming the
  * winner at the clearing CPM `price` with the publisher's `share` (percent).
  */
-function decision(name: string, zone: number, vast: boolean, bids: AuctionBid[], price = '', share = ''): ServingEvent[] {
+function decision(name: string, zone: number, vast: boolean, bids: DemandBid[], price = '', share = ''): ServingEvent[] {
   const d = `${run}-${name}`;
   const at = { account: acct.id, occurredAt: now.toISOString(), publisher: ids.publisher, zone, advertiser: 0, campaign: 0, adItem: 0, placement: 0, decision: d, vast };
   const out = [servingEvent({ ...at, id: `${d}:auction`, kind: EventKind.AUCTION, bids })];
