@@ -38,8 +38,6 @@ export function eventProblem(e: ServingEvent): string | undefined {
 }
 
 const OUTCOMES = new Set([BidOutcome.BID, BidOutcome.NO_BID, BidOutcome.TIMEOUT, BidOutcome.ERROR, BidOutcome.BELOW_FLOOR, BidOutcome.REJECTED]);
-/** Outcomes that come with a bid's CPM. */
-const PRICED = new Set([BidOutcome.BID, BidOutcome.BELOW_FLOOR, BidOutcome.REJECTED]);
 const MAX_BIDS = 200;
 
 /** The programmatic demand members: the winner's endpoint and share on any event, the bids on an AUCTION event. */
@@ -57,7 +55,6 @@ function demandProblem(e: ServingEvent): string | undefined {
     if (!OUTCOMES.has(b.outcome)) return `bids[${i}].outcome must be BID, NO_BID, TIMEOUT, ERROR, BELOW_FLOOR or REJECTED`;
     if (b.cpm !== '' && !DECIMAL.test(b.cpm)) return `bids[${i}].cpm must be a decimal string such as "2.50"`;
     if (b.outcome === BidOutcome.BID && b.cpm === '') return `bids[${i}].cpm is required with outcome BID`;
-    if (b.cpm !== '' && !PRICED.has(b.outcome)) return `bids[${i}].cpm must be empty without a bid`;
     if (b.won && b.outcome !== BidOutcome.BID) return `bids[${i}] won without a valid bid (outcome BID)`;
     if (b.won) winners++;
     if (!Number.isSafeInteger(b.latencyMs) || b.latencyMs < 0) return `bids[${i}].latency_ms must be 0 or more`;

@@ -265,7 +265,7 @@ describe('EventIngest.RecordEvents with AUCTION events', () => {
 
   test.each([
     ['a bid without its CPM', { bids: [bid(E1, BidOutcome.BID)] }, /events\[0\]: bids\[0\]\.cpm is required with outcome BID/],
-    ['a CPM without a bid', { bids: [bid(E1, BidOutcome.TIMEOUT, '1.00')] }, /events\[0\]: bids\[0\]\.cpm must be empty without a bid/],
+    ['a CPM that is not a decimal', { bids: [bid(E1, BidOutcome.BELOW_FLOOR, '1,00')] }, /events\[0\]: bids\[0\]\.cpm must be a decimal string/],
     ['a win without a valid bid', { bids: [bid(E1, BidOutcome.BELOW_FLOOR, '0.10', true)] }, /events\[0\]: bids\[0\] won without a valid bid/],
     ['two winners', { bids: [bid(E1, BidOutcome.BID, '1.00', true), bid(E2, BidOutcome.BID, '1.00', true)] }, /at most one winning bid/],
     ['an unknown outcome', { bids: [bid(E1, BidOutcome.BID_OUTCOME_UNSPECIFIED)] }, /bids\[0\]\.outcome must be/],
