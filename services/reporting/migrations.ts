@@ -15,6 +15,11 @@ import { RESOURCE_MIGRATIONS } from '../shared/resource-store';
  *   Since 0007 the key also holds `vast` (the decision answered a VAST request).
  * - `video_rollups` / `video_rollups_hourly`: VAST players' tracking events (kind VIDEO) per bucket, per
  *   the same ids (no currency: they carry no money) and per event name.
+ * - `auction_bids`: the bids of AUCTION events (kind 6), one row per demand endpoint asked, deleted with
+ *   their event.
+ * - `demand_rollups` / `demand_rollups_hourly`: programmatic demand per bucket and per (account,
+ *   publisher, zone, vast, demand source, demand endpoint, currency): the auctions' requests and how
+ *   each endpoint answered, the wins, and the impressions won (views) with their revenue.
  * - `reporting_leases`: one row per singleton job (retention sweep), claimed with an expiry.
  */
 export const migrations: Migration[] = [
@@ -173,6 +178,59 @@ export const migrations: Migration[] = [
             event text not null,
             count bigint not null default 0,
             primary key (account_id, bucket, publisher_id, zone_id, advertiser_id, campaign_id, ad_item_id, placement_id, assignment_id, channel_id, event)
+          )`);
+      }
+    },
+  },
+  {
+    // Programmatic demand. Raw events name the endpoint and source that won their decision and the
+    // publisher's revenue share; an AUCTION event's bids are rows of their own. The demand rollups count
+    // both (AUCTION events stay out of the event rollups: they are not responses), at both widths.
+    name: '0008_reporting_demand',
+    async up(db) {
+      await db.raw(`alter table serving_events add column demand_endpoint_id bigint not null default 0,
+        add column demand_source_id bigint not null default 0, add column revenue_share numeric(9, 6)`);
+      await db.raw(`
+        create table auction_bids (
+          event_id text not null references serving_events (id) on delete cascade,
+          position int not null,
+          demand_endpoint_id bigint not null,
+          demand_source_id bigint not null,
+          outcome smallint not null,
+          cpm numeric(20, 6),
+          won boolean not null,
+          latency_ms int not null,
+          deal text not null,
+          loss_reason int not null,
+          primary key (event_id, position)
+        )`);
+      for (const t of ['demand_rollups', 'demand_rollups_hourly']) {
+        await db.raw(`
+          create table ${t} (
+            bucket timestamptz not null,
+            account_id bigint not null,
+            publisher_id bigint not null,
+            zone_id bigint not null,
+            vast boolean not null,
+            demand_source_id bigint not null,
+            demand_endpoint_id bigint not null,
+            currency text not null,
+            requests bigint not null default 0,
+            bids bigint not null default 0,
+            empty_responses bigint not null default 0,
+            timeouts bigint not null default 0,
+            errors bigint not null default 0,
+            below_floor bigint not null default 0,
+            rejected bigint not null default 0,
+            wins bigint not null default 0,
+            bid_total numeric(24, 6) not null default 0,
+            bid_min numeric(20, 6),
+            bid_max numeric(20, 6),
+            clearing_total numeric(24, 6) not null default 0,
+            views bigint not null default 0,
+            revenue numeric(24, 9) not null default 0,
+            publisher_revenue numeric(24, 9) not null default 0,
+            primary key (account_id, bucket, publisher_id, zone_id, vast, demand_source_id, demand_endpoint_id, currency)
           )`);
       }
     },

@@ -208,7 +208,8 @@ export async function buildReport(knex: Knex, tenant: Tenant, r: ParsedReport): 
     applyFilters(qb, tenant, r, time);
     // Display reports leave VAST decisions' events out; VAST reports read only those.
     qb.where('vast', r.vast);
-    if (raw) qb.whereNot('kind', 5);
+    // Video events are counted apart; auction events are programmatic demand's (the demand-source report).
+    if (raw) qb.whereNotIn('kind', [5, 6]);
     const entityOnly = r.type !== 'overview' || r.byPlacement;
     if (entityOnly) qb.whereNot(column, 0);
     qb.groupByRaw('1, 2, 3');
@@ -296,7 +297,7 @@ export async function buildGeoSummary(knex: Knex, tenant: Tenant, r: ParsedRepor
       .where('account_id', tenant.accountId).where('occurred_at', '>=', new Date(r.range.from)).where('occurred_at', '<', new Date(r.range.to))
       .whereNot('country', '')
       .where('vast', r.vast)
-      .whereNot('kind', 5);
+      .whereNotIn('kind', [5, 6]);
     for (const [col, ids] of Object.entries(r.filters)) if (ids.length) qb.whereIn(col, ids);
     if (r.type !== 'overview') qb.whereNot(column, 0);
     qb.groupByRaw('1, 2, 3');

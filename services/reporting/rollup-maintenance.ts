@@ -3,7 +3,7 @@ import type { RebuildRollupsRequest, RebuildRollupsResponse } from '../../proto/
 import { workerId } from '../shared/lease-queue';
 import { envInt } from '../shared/config';
 import { ParamErrors } from './report-params';
-import { rollupUpsert, videoRollupUpsert } from './events-ingest';
+import { demandRollupUpsert, rollupUpsert, videoRollupUpsert } from './events-ingest';
 import { errorFields, log } from '../shared/log';
 
 const HOUR = 3600_000;
@@ -40,8 +40,8 @@ export async function rebuildRollups(knex: Knex, req: RebuildRollupsRequest, now
   const toTs = new Date(to);
   return knex.transaction(async (tx) => {
     // In the order ingestion's statement names them, so neither waits on a table while holding a later one.
-    await tx.raw('lock table event_rollups, event_rollups_hourly, video_rollups, video_rollups_hourly in share row exclusive mode');
-    for (const t of ['event_rollups', 'event_rollups_hourly', 'video_rollups', 'video_rollups_hourly']) {
+    await tx.raw('lock table event_rollups, event_rollups_hourly, video_rollups, video_rollups_hourly, demand_rollups, demand_rollups_hourly in share row exclusive mode');
+    for (const t of ['event_rollups', 'event_rollups_hourly', 'video_rollups', 'video_rollups_hourly', 'demand_rollups', 'demand_rollups_hourly']) {
       await tx(t).where('bucket', '>=', fromTs).where('bucket', '<', toTs).delete();
     }
     const res = await tx.raw(
@@ -49,8 +49,11 @@ export async function rebuildRollups(knex: Knex, req: RebuildRollupsRequest, now
          up as (${rollupUpsert('src', 'event_rollups')} returning 1),
          up_hourly as (${rollupUpsert('src', 'event_rollups_hourly')} returning 1),
          up_video as (${videoRollupUpsert('src', 'video_rollups')} returning 1),
-         up_video_hourly as (${videoRollupUpsert('src', 'video_rollups_hourly')} returning 1)
-       select (select count(*) from src)::int as events, (select count(*) from up)::int + (select count(*) from up_video)::int as rollup_rows`,
+         up_video_hourly as (${videoRollupUpsert('src', 'video_rollups_hourly')} returning 1),
+         up_demand as (${demandRollupUpsert('src', 'auction_bids', 'demand_rollups')} returning 1),
+         up_demand_hourly as (${demandRollupUpsert('src', 'auction_bids', 'demand_rollups_hourly')} returning 1)
+       select (select count(*) from src)::int as events,
+         (select count(*) from up)::int + (select count(*) from up_video)::int + (select count(*) from up_demand)::int as rollup_rows`,
       [fromTs, toTs],
     );
     const row = (res as { rows: { events: number; rollup_rows: number }[] }).rows[0];

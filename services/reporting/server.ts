@@ -2,7 +2,7 @@ import type { ServerUnaryCall } from '@grpc/grpc-js';
 import { EventIngestService, type RecordEventsRequest, type RecordEventsResponse } from '../../proto/gen/adserver/reporting/v1/events';
 import {
   ReportsService, type EventDetailsPage, type EventDetailsQuery, type EventLogExport, type EventLogQuery, type RebuildRollupsRequest,
-  type RebuildRollupsResponse, type Report, type ReportQuery, type AuctionPlacementsQuery, type AuctionReport, type DeliveryQuery, type DeliveryTotals, type PlatformEstimate, type PlatformEstimateQuery, type Traffic, type TrafficQuery,
+  type RebuildRollupsResponse, type Report, type ReportQuery, type AuctionPlacementsQuery, type AuctionReport, type DemandSourceQuery, type DemandSourceReport, type DeliveryQuery, type DeliveryTotals, type PlatformEstimate, type PlatformEstimateQuery, type Traffic, type TrafficQuery,
 } from '../../proto/gen/adserver/reporting/v1/reports';
 import { envStr } from '../shared/config';
 import { fail } from '../shared/errors';
@@ -10,6 +10,7 @@ import { implement } from '../shared/grpc/server';
 import type { ServiceSpec } from '../shared/service-main';
 import { tenantFromMetadata } from '../shared/tenant';
 import { buildAuctionReport } from './auction-placements';
+import { buildDemandSourceReport } from './demand-source';
 import { deliveryTotals } from './delivery-totals';
 import { platformEstimate, traffic } from './traffic';
 import { exportEventLog, listEventDetails } from './event-details';
@@ -72,6 +73,9 @@ export const reportingService: ServiceSpec = {
       async getAuctionPlacements(req: AuctionPlacementsQuery, call): Promise<AuctionReport> {
         if (!req.query) throw fail.badRequest('query is required.');
         return buildAuctionReport(db.knex, tenantOf(call), req);
+      },
+      async getDemandSourceReport(req: DemandSourceQuery, call): Promise<DemandSourceReport> {
+        return buildDemandSourceReport(db.knex, tenantOf(call), req);
       },
     }),
   ],

@@ -1,6 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import {
-  type AuctionBid, type AuctionReport, type AuctionRow, type AuctionTotals, type BreakdownRow, type EventDetail, type Money, type Report, type ReportQuery, type Totals, VideoTotals,
+  type AuctionBid, type AuctionReport, type AuctionRow, type AuctionTotals, type BreakdownRow, type DemandRow, type DemandSourceReport, type DemandTotals, type EventDetail, type Money, type Report, type ReportQuery, type Totals, VideoTotals,
 } from '../../../proto/gen/adserver/reporting/v1/reports';
 import type { RequestContext } from '../../context';
 import type { ParameterError } from '../../../services/shared/catalog';
@@ -11,7 +11,7 @@ import { apiErrors, methodNotSupported } from '../../errors';
 import { asCaller, backend } from '../backend';
 import { reports } from '../../../services/shared/grpc/clients';
 import { parseListParams, queryFlag } from '../params';
-import { documentedRoute, namedQuery } from '../route-docs';
+import { documentedRoute, namedQuery, type JsonSchema, type RouteDoc } from '../route-docs';
 
 /**
  * The reports of the reference API (display and VAST reports, geo summaries, click and conversion
@@ -30,6 +30,7 @@ const GEO_PARAMS = ['type', 'preset', 'from', 'to', 'timezone', 'publishers', 'z
 const DETAIL_PARAMS = ['filter_type', 'filter_ids', 'vast', 'preset', 'from', 'to', 'timezone', 'limit', 'offset'];
 const EVENT_LOG_PARAMS = ['log_type', 'from', 'to'];
 const AUCTION_PARAMS = ['type', 'period', 'preset', 'from', 'to', 'timezone', 'summary', 'details', 'breakdown', 'publishers', 'zones', 'advertisers', 'campaigns', 'placements', 'ad-items'];
+const DEMAND_PARAMS = ['type', 'period', 'preset', 'from', 'to', 'timezone', 'summary', 'details', 'breakdown', 'publishers', 'zones', 'vastZones', 'endpoints'];
 
 /** The query as single strings ('' when absent), refusing unknown names and repeated values. */
 const REPORT_FLAGS = new Set(['summary', 'details', 'breakdown', 'financials', 'vast', 'exclude_publisher_ad_items', 'exclude_campaign_ad_items', 'exclude_channel_stats', 'require_channel_stats', 'advanced_conversion_data', 'textads', 'popups']);
@@ -258,6 +259,137 @@ function auctionReportOut(r: AuctionReport, url: string, vast: boolean, zoneType
   };
 }
 
+/** The reference's demand_source_summary (base_auction_data with the responses), and this API's extensions. */
+function demandCountsOut(t: DemandTotals | undefined) {
+  const list = (m: Money[] = []) => m.map((v) => ({ cur: v.currency, amount: Number(v.amount) }));
+  // As in the auction placements report: the one currency's amount, 0 with none, null when several are mixed.
+  const one = (m: Money[] = []) => (m.length === 1 ? Number(m[0].amount) : m.length ? null : 0);
+  return {
+    requests: t?.requests ?? 0,
+    wins: t?.wins ?? 0,
+    views: t?.views ?? 0,
+    revenue: one(t?.revenue), publisherRevenue: one(t?.publisherRevenue), minCPM: one(t?.minCpm), maxCPM: one(t?.maxCpm), totalCPM: one(t?.totalCpm),
+    financials: {
+      revenue: list(t?.revenue), publisherRevenue: list(t?.publisherRevenue), minCPM: list(t?.minCpm), maxCPM: list(t?.maxCpm), totalCPM: list(t?.totalCpm),
+      // Extensions: the averages per currency.
+      averageBid: list(t?.averageBid), averageClearingPrice: list(t?.averageClearingPrice),
+    },
+    emptyResponses: t?.emptyResponses ?? 0,
+    filledResponses: t?.filledResponses ?? 0,
+    // Extensions (not in the reference): how the endpoints answered, the win rate and the averages.
+    bids: t?.bids ?? 0,
+    timeouts: t?.timeouts ?? 0,
+    errors: t?.errors ?? 0,
+    belowFloor: t?.belowFloor ?? 0,
+    rejected: t?.rejected ?? 0,
+    winRate: t?.winRate ?? 0,
+    averageBid: one(t?.averageBid),
+    averageClearingPrice: one(t?.averageClearingPrice),
+  };
+}
+
+function demandReportOut(r: DemandSourceReport, url: string) {
+  const row = (b: DemandRow) => ({
+    zone: b.zone ? { type: b.vast ? 'vast_zone' : 'standard_zone', id: b.zone } : null,
+    publisher: b.publisher || null,
+    // Extensions: the demand source and endpoint of the row.
+    demandSource: b.demandSource || null,
+    endpoint: b.endpoint,
+    ...demandCountsOut(b.totals),
+  });
+  const breakdown = (rows: DemandRow[]) => (r.breakdown ? { breakdown: rows.map(row) } : {});
+  return {
+    object: 'demand_source_report',
+    url,
+    data: r.data.map((e) => ({
+      type: r.type,
+      id: e.id,
+      ...(r.summary ? { summary: { ...demandCountsOut(e.summary), ...breakdown(e.breakdown) } } : {}),
+      ...(r.details ? { details: e.details.map((d) => ({ start_date: d.startDate, ...demandCountsOut(d.totals), ...breakdown(d.breakdown) })) } : {}),
+    })),
+    meta: { type: r.type, period: r.period, from: r.from, to: r.to, timezone: r.timezone },
+  };
+}
+
+const MONEY_LIST: JsonSchema = {
+  type: 'array',
+  items: { type: 'object', properties: { cur: { type: 'string', description: 'ISO 4217 currency.' }, amount: { type: 'number' } }, required: ['cur', 'amount'] },
+};
+const ONE_AMOUNT = (what: string): JsonSchema => ({ type: ['number', 'null'], description: `${what} in the one currency of the row (0 with none, null when several are mixed); see financials.` });
+const count = (description: string): JsonSchema => ({ type: 'integer', minimum: 0, description });
+const DEMAND_COUNTS: Record<string, JsonSchema> = {
+  requests: count('Requests to demand endpoints (each endpoint asked in an auction).'),
+  wins: count('Auctions won by a bid.'),
+  views: count('Impressions of the decisions won.'),
+  revenue: ONE_AMOUNT('Revenue: the clearing CPM / 1000 of every impression won'),
+  publisherRevenue: ONE_AMOUNT("The publishers' share of the revenue"),
+  minCPM: ONE_AMOUNT('The smallest valid bid (CPM)'),
+  maxCPM: ONE_AMOUNT('The largest valid bid (CPM)'),
+  totalCPM: ONE_AMOUNT("The sum of the winning bids' CPMs"),
+  financials: {
+    type: 'object',
+    description: 'Money per currency.',
+    properties: Object.fromEntries(['revenue', 'publisherRevenue', 'minCPM', 'maxCPM', 'totalCPM', 'averageBid', 'averageClearingPrice'].map((k) => [k, MONEY_LIST])),
+  },
+  emptyResponses: count('Answers without a bid.'),
+  filledResponses: count('Answers with a bid: valid, under a floor, or refused by the auction.'),
+  bids: count('Valid bids (they took part in the auction).'),
+  timeouts: count('Endpoints that did not answer within the zone\'s budget.'),
+  errors: count('Transport errors, HTTP errors and answers that are not OpenRTB.'),
+  belowFloor: count('Bids under a floor.'),
+  rejected: count("Bids the auction's rules refused (deal, seat, currency, no markup)."),
+  winRate: { type: 'number', minimum: 0, maximum: 1, description: 'wins / requests, to four places (0 without requests).' },
+  averageBid: ONE_AMOUNT('The average valid bid (CPM)'),
+  averageClearingPrice: ONE_AMOUNT('totalCPM / wins'),
+};
+const DEMAND_BREAKDOWN: JsonSchema = {
+  type: 'object',
+  properties: {
+    zone: { type: ['object', 'null'], properties: { type: { type: 'string', enum: ['standard_zone', 'vast_zone'] }, id: { type: 'integer' } } },
+    publisher: { type: ['integer', 'null'] },
+    demandSource: { type: ['integer', 'null'] },
+    endpoint: { type: 'integer' },
+    ...DEMAND_COUNTS,
+  },
+};
+const DEMAND_SUMMARY: JsonSchema = { type: 'object', properties: { ...DEMAND_COUNTS, breakdown: { type: 'array', items: DEMAND_BREAKDOWN } } };
+const DEMAND_REPORT_SCHEMA: JsonSchema = {
+  type: 'object',
+  properties: {
+    object: { const: 'demand_source_report' },
+    url: { type: 'string' },
+    data: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          type: { type: 'string' },
+          id: { type: 'integer', description: 'The account (overview), publisher, zone, demand source or endpoint.' },
+          summary: DEMAND_SUMMARY,
+          details: { type: 'array', items: { ...DEMAND_SUMMARY, properties: { start_date: { type: 'string', format: 'date-time' }, ...(DEMAND_SUMMARY.properties as object) } } },
+        },
+      },
+    },
+    meta: { type: 'object', properties: { type: { type: 'string' }, period: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, timezone: { type: 'string' } } },
+  },
+};
+const IDS = (what: string) => ({ type: 'string' as const, description: `Only ${what}: a comma-separated list of ids.` });
+const DEMAND_QUERY: NonNullable<RouteDoc['query']> = {
+  type: { type: 'string', enum: ['overview', 'publisher', 'zone', 'demand_source', 'endpoint'], description: 'What the rows are: the account, publishers, zones, demand sources or demand endpoints. Required.' },
+  period: { type: 'string', enum: ['day', 'week', 'month', 'year'], description: 'The length of the details\' periods. Required.' },
+  preset: { type: 'string', description: 'A named range (today, yesterday, last-7-days...); or give from and to.' },
+  from: { type: 'string', description: 'ISO 8601 start, with an offset.' },
+  to: { type: 'string', description: 'ISO 8601 end (exclusive), with the same offset.' },
+  timezone: { type: 'string', description: 'IANA time zone of the presets and periods (default UTC).' },
+  summary: { type: 'boolean', description: 'Show the summary (default true).' },
+  details: { type: 'boolean', description: 'Show one row per period (default false).' },
+  breakdown: { type: 'boolean', description: 'Break rows down by zone, publisher, demand source and endpoint (default false).' },
+  publishers: IDS('these publishers'),
+  zones: IDS('these standard zones'),
+  vastZones: IDS('these VAST zones'),
+  endpoints: IDS('these demand endpoints'),
+};
+
 export function reportActions(router: Router): void {
   const getReport = (vast: boolean) => async (req: Request, res: Response) => {
     const q = queryOf(req, vast ? VAST_REPORT_PARAMS : REPORT_PARAMS);
@@ -297,6 +429,25 @@ export function reportActions(router: Router): void {
   };
   documentedRoute(router, { method: 'get', path: '/v2/reports/auction-placements', summary: 'Wins, views, revenue and CPM bids of the auction placements over a period', tag: 'reports', query: namedQuery(AUCTION_PARAMS, REPORT_FLAGS), response: { schema: { type: 'object' } } }, auction(false));
   documentedRoute(router, { method: 'get', path: '/v2/vast-reports/auction-placements', summary: 'Wins, views, revenue and CPM bids of the VAST auction placements over a period', tag: 'reports', query: namedQuery(AUCTION_PARAMS, REPORT_FLAGS), response: { schema: { type: 'object' } } }, auction(true));
+
+  documentedRoute(router, {
+    method: 'get',
+    path: '/v2/reports/demand-source',
+    summary: 'Programmatic demand over a period: requests to demand endpoints, their answers, wins, views and revenue',
+    description: 'Display and VAST auctions alike. `zones` names standard zones and `vastZones` VAST zones: given either, only those zones count.',
+    tag: 'reports',
+    query: DEMAND_QUERY,
+    response: { schema: DEMAND_REPORT_SCHEMA },
+  }, async (req, res) => {
+    const q = queryOf(req, DEMAND_PARAMS);
+    const values = new QueryValues();
+    const vastZones = values.ids(q.vastZones, 'vastZones');
+    const endpoints = values.ids(q.endpoints, 'endpoints');
+    const query = reportQueryOf({ ...q, advertisers: '', campaigns: '', 'ad-items': '' }, false);
+    if (values.errors.length) throw apiErrors.invalid(values.errors);
+    const r = await asCaller(ctxOf(res), (metadata) => reports.getDemandSourceReport({ query, vastZones, endpoints }, { idempotent: true, timeoutMs: 30_000, metadata }));
+    res.json(demandReportOut(r, req.path));
+  });
 
   documentedRoute(router, { method: 'get', path: '/v2/reports/geo-summary-report', summary: 'Delivery by country', tag: 'reports', query: namedQuery(GEO_PARAMS, REPORT_FLAGS), response: { schema: { type: 'object' } } }, geo(false));
   documentedRoute(router, { method: 'get', path: '/v2/vast-reports/geo-summary-report', summary: 'VAST delivery by country', tag: 'reports', query: namedQuery(GEO_PARAMS, REPORT_FLAGS), response: { schema: { type: 'object' } } }, geo(true));
@@ -358,6 +509,6 @@ export function reportActions(router: Router): void {
     res.send(out.csv);
   });
 
-  for (const p of ['/v2/reports', '/v2/vast-reports', '/v2/vast/reports', '/v2/reports/auction-placements', '/v2/vast-reports/auction-placements', '/v2/reports/geo-summary-report', '/v2/vast-reports/geo-summary-report',
+  for (const p of ['/v2/reports', '/v2/vast-reports', '/v2/vast/reports', '/v2/reports/auction-placements', '/v2/vast-reports/auction-placements', '/v2/reports/demand-source', '/v2/reports/geo-summary-report', '/v2/vast-reports/geo-summary-report',
     '/v2/reports/click-details', '/v2/reports/conversion-details', '/v2/event-logs', '/v2/event-logs/:logType/:file']) router.all(p, methodNotSupported);
 }
