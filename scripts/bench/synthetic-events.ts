@@ -60,6 +60,10 @@ export function syntheticBatch(o: SyntheticOptions, start: number, count: number
       conversionReference: '',
       vast: false,
       videoEvent: '',
+      demandEndpoint: 0,
+      demandSource: 0,
+      revenueShare: '',
+      bids: [],
     });
   }
   return out;

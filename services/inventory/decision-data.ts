@@ -156,6 +156,8 @@ export function toDecisionEntity(row: ResourceRow): DecisionEntity | undefined {
           defaultAdItem: 0,
           defaultCampaign: 0,
           servePriorityOrder: 'weight',
+          // Programmatic demand is not read from the zone yet.
+          allowDemand: false, bidFloor: '', minPayout: '', pmpDeals: [], rtbPlacementId: '', iabCategories: [], auctionTieBreak: '', privateAuction: false, bidTimeoutMs: 0, player: undefined,
         },
       };
     case 'standard_campaign':

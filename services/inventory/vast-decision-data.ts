@@ -147,6 +147,7 @@ export function toVastEntity(kind: string, a: Record<string, Json>): Body | unde
           width: 0, height: 0, dimensions: 'dynamic', publisher: refId(a.publisher), flexibleType: 0, refreshFrequency: 0, uniqueDelivery: false,
           vastVersion: str(a.vast_version) || '3.0', defaultAdItem: int(a.default_vast_ad_item), defaultCampaign: int(a.default_vast_campaign),
           servePriorityOrder: str(a.serve_priority_order) || 'weight',
+          allowDemand: false, bidFloor: '', minPayout: '', pmpDeals: [], rtbPlacementId: '', iabCategories: [], auctionTieBreak: '', privateAuction: false, bidTimeoutMs: 0, player: undefined,
         },
       };
     case 'vast_campaign':
