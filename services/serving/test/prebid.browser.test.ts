@@ -3,7 +3,8 @@
  * with esbuild) in a real browser (Debian's chromium, driven by playwright-core) bids on this platform's
  * zone: a publisher page on another origin configures an ad unit of the zone's size with the adapter
  * pointed at the gateway's serving origin (HTTPS), gets a bid of the placement's CPM and size, renders
- * it with pbjs.renderAd, and the report then counts one response and exactly one impression.
+ * it with pbjs.renderAd, and the report counts the bid's response, no impression until the ad is
+ * rendered, then exactly one.
  * Screenshots go to .ci/out/screenshots/.
  */
 import http from 'node:http';
@@ -50,14 +51,17 @@ pbjs.que.push(function () {
       var bid = pbjs.getHighestCpmBids('slot')[0];
       window.bidSeen = bid ? { bidder: bid.bidderCode, cpm: bid.cpm, currency: bid.currency, width: bid.width, height: bid.height, creativeId: bid.creativeId, advertiserId: bid.meta.advertiserId } : null;
       document.getElementById('bid').textContent = JSON.stringify(window.bidSeen);
-      if (!bid) return;
-      var f = document.createElement('iframe');
-      f.width = 300; f.height = 250; f.frameBorder = '0'; f.scrolling = 'no'; f.style.border = '0';
-      document.getElementById('slot').appendChild(f);
-      pbjs.renderAd(f.contentWindow.document, bid.adId);
-      f.contentWindow.document.body.style.margin = '0';
+      window.renderBid = function () { render(bid); };
     },
   });
+  // The page shows the bid when it chooses (here: when the test says so).
+  function render(bid) {
+    var f = document.createElement('iframe');
+    f.width = 300; f.height = 250; f.frameBorder = '0'; f.scrolling = 'no'; f.style.border = '0';
+    document.getElementById('slot').appendChild(f);
+    pbjs.renderAd(f.contentWindow.document, bid.adId);
+    f.contentWindow.document.body.style.margin = '0';
+  }
 });
 </script></head><body><h3>Daily News: header bidding</h3><div id="slot"></div><pre id="bid">waiting for bids…</pre></body></html>`;
 
@@ -107,7 +111,7 @@ afterAll(async () => {
   await platform?.stop();
 }, 60_000);
 
-maybe("Prebid.js's adbutler adapter gets the placement's bid, renders it, and the report counts exactly one impression", async () => {
+maybe("Prebid.js's adbutler adapter gets the placement's bid (a response, no impression), renders it, and the report counts exactly one impression", async () => {
   const acct = await platform.newAccount();
   const api = acct.live;
   const fx = await zoneWithCampaign(api, [1], `http://127.0.0.1:${site.port}/landing`);
@@ -131,6 +135,11 @@ maybe("Prebid.js's adbutler adapter gets the placement's bid, renders it, and th
     await within(15_000, async () => (await tab.evaluate('window.bidSeen')) !== undefined, 100);
     const bid = await tab.evaluate('window.bidSeen');
     expect(bid).toEqual({ bidder: 'adbutler', cpm: 2.5, currency: 'USD', width: 300, height: 250, creativeId: fx.placement.id, advertiserId: fx.advertiser.id });
+    // The bid is a response; nothing is shown yet, so no impression.
+    let bidding: Record<string, number> = {};
+    await within(15_000, async () => (bidding = await summary(api, item.id)).responses > before.responses, 600);
+    expect(bidding).toMatchObject({ responses: before.responses + 1, impressions: 0 });
+    await tab.evaluate('window.renderBid()');
     expect((await impression).status()).toBe(200);
     // The creative shows in the slot's iframe (Prebid may render it in a frame of its own inside).
     await within(10_000, async () => {
