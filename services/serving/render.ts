@@ -102,6 +102,12 @@ export const AD_DOCUMENT_CSP = 'sandbox allow-scripts allow-forms allow-popups a
 
 /** The ad as HTML (iframe and js forms): linked image or the item's own markup, and its pixels. */
 export function adHtml(x: Rendered): string {
+  const pixels = adPixels(x).map((u) => `<img src="${attr(u)}" width="1" height="1" border="0" alt="" style="display:none" />`);
+  return `${adMarkup(x)}${pixels.join('')}`;
+}
+
+/** The ad's markup without its tracking pixels: linked image or the item's own markup, and the HTML below it. */
+export function adMarkup(x: Rendered): string {
   const ad = x.item.adItem!;
   const target = ad.target || '_blank';
   let html = x.body;
@@ -109,8 +115,13 @@ export function adHtml(x: Rendered): string {
     const img = `<img src="${attr(x.imageUrl)}" width="${ad.width}" height="${ad.height}" alt="${attr(ad.altText)}" border="0" style="display:block" />`;
     html = ad.location ? `<a href="${attr(x.clickUrl)}" target="${attr(target)}">${img}</a>` : img;
   }
-  const pixels = [ad.trackingPixel, ...ad.trackingPixels].filter(Boolean).map((u) => `<img src="${attr(u)}" width="1" height="1" border="0" alt="" style="display:none" />`);
-  return `${html}${ad.htmlContentBelow}${pixels.join('')}`;
+  return `${html}${ad.htmlContentBelow}`;
+}
+
+/** The ad item's own third-party tracking pixels. */
+export function adPixels(x: Creative): string[] {
+  const ad = x.item.adItem!;
+  return [ad.trackingPixel, ...ad.trackingPixels].filter(Boolean);
 }
 
 /** `placements.placement_1` of the JSON answer: every value a string, as older SDKs expect. */

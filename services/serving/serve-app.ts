@@ -10,6 +10,7 @@ import { decide, systemClock, type Clock, type DecisionRequest } from './decide'
 import { TIERS, type Candidate, type DecisionData } from './decision-store';
 import type { DeliveryLedger } from './delivery-ledger';
 import { decisionEvent, type EventContext, type EventSink } from './events';
+import { headerBid, isHeaderBidRequest, type HeaderBidSeam } from './header-bidding';
 import { adHtml, AD_DOCUMENT_CSP, ASYNC_JS, creativeOf, iframeDocument, jsDocument, placementJson, rendered, type Creative, type Rendered } from './render';
 import { adserveParams, cookies, HttpError, invalid, readBody, safeDecode, serveRequest, tagRequest, type ServeRequest } from './request';
 import type { GeoDatabase } from './targeting/geo';
@@ -148,6 +149,13 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     if (res) settle(auction, chosen, x.decision.id, req, res, r, data);
     return x;
   }
+
+  /** Header bidding (Prebid's adbutler adapter, `type=hbr`) bids with the JSON form's decision. */
+  const bidding: HeaderBidSeam = {
+    decide: (r, req) => decideOne(deps.data.current, r, req, false),
+    responded: (x, r, req, res) => record(EventKind.RESPONSE, x.decision, visitors.context(req, res, r.ip)),
+    ecpm: delivery && ((c) => delivery.ecpm(c)),
+  };
 
   /** The JSON answer of /adserve, /serve/json and /v2/adserve. */
   async function adserveJson(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, res: http.ServerResponse, test: boolean): Promise<Record<string, unknown>> {
@@ -311,7 +319,12 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     if (p === '/adserve' || p.startsWith('/adserve/') || p === '/serve/json') res.setHeader('Access-Control-Allow-Origin', '*');
     if (p === '/adserve' || p.startsWith('/adserve/')) {
       getOnly();
-      sendJson(res, 200, await adserveJson(deps.data.current, serveRequest(adserveParams(p, url.searchParams)), req, res, false));
+      const params = adserveParams(p, url.searchParams);
+      if (isHeaderBidRequest(params)) {
+        sendJson(res, 200, await headerBid(params, req, res, bidding));
+        return 'adserve-hbr';
+      }
+      sendJson(res, 200, await adserveJson(deps.data.current, serveRequest(params), req, res, false));
       return 'adserve';
     }
     switch (p) {
