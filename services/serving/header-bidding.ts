@@ -16,8 +16,11 @@ import { serveRequest, type ServeRequest } from './request';
 
 /** What header bidding needs of the serving process: its decision, its response event, and prices. */
 export interface HeaderBidSeam {
-  /** The zone's one ad for the request, decided and rendered with signed tracking URLs; undefined: none. */
-  decide(r: ServeRequest, req: http.IncomingMessage): Promise<Rendered | undefined>;
+  /**
+   * The zone's one ad for the request (programmatic demand included), decided and rendered with signed
+   * tracking URLs; undefined: none.
+   */
+  decide(r: ServeRequest, req: http.IncomingMessage, res: http.ServerResponse): Promise<Rendered | undefined>;
   /** Records that the decision was handed out (its RESPONSE event). */
   responded(x: Rendered, r: ServeRequest, req: http.IncomingMessage, res: http.ServerResponse): void;
   /** The delivery gate's effective CPM of a placement not priced by CPM, when live goals are kept. */
@@ -76,7 +79,7 @@ export async function headerBid(params: URLSearchParams, req: http.IncomingMessa
   allowBidderOrigin(req, res);
   const r = headerBidRequest(params);
   const place = placeOf(params.get('place'));
-  const x = await seam.decide(r, req);
+  const x = await seam.decide(r, req, res);
   if (!x) return { status: 'NO_ELIGIBLE_ADS', account_id: r.account, zone_id: r.zone, ...(place === undefined ? {} : { place }) };
   seam.responded(x, r, req, res);
   return bidOf(x, seam.ecpm, place);

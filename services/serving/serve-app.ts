@@ -152,8 +152,8 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
 
   /** Header bidding (Prebid's adbutler adapter, `type=hbr`) bids with the JSON form's decision. */
   const bidding: HeaderBidSeam = {
-    decide: (r, req) => decideOne(deps.data.current, r, req, false),
-    responded: (x, r, req, res) => record(EventKind.RESPONSE, x.decision, visitors.context(req, res, r.ip)),
+    decide: (r, req, res) => decideOne(deps.data.current, r, req, false, undefined, res),
+    responded: (x, r, req, res) => record(EventKind.RESPONSE, x.decision, contextOf(req, res, r.ip)),
     ecpm: delivery && ((c) => delivery.ecpm(c)),
   };
 

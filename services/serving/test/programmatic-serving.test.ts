@@ -130,6 +130,10 @@ describe('programmatic demand on the ad tags', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(b.notices.filter((n) => n.startsWith('/bill'))).toHaveLength(1);
     expect(endpoint.demand_source).toBe(source.id);
+
+    // Prebid's adapter (type=hbr) gets the same auction: the bid's price is the header bid's CPM.
+    const hb = (await serveGet(serving(), `/adserve/;ID=${acct.id};type=hbr;setID=${zone.id};pid=page-1;place=0;`, { Origin: 'https://publisher.example' })).body;
+    expect(hb).toMatchObject({ status: 'SUCCESS', cpm: 3.75, width: 300, height: 250, ad_code: '<div id="buyer-creative">bought at 3.75</div>' });
   });
 
   it('leaves a zone that does not allow demand to its own placements, and a test key never asks a bidder', async () => {
