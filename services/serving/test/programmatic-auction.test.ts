@@ -280,9 +280,52 @@ describe('programmatic auction with real HTTP bidders', () => {
     expect(programmatic.open(data, request(), visitor, false)).toBeDefined();
   });
 
+  it("asks native demand with the zone's OpenRTB native template and shows the answer through the template", async () => {
+    const native = await bidder((req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({
+        id: req.id,
+        seatbid: [{ seat: 's', bid: [{ id: 'n1', impid: '1', price: 2, adm: JSON.stringify({ native: { assets: [{ id: 31, title: { text: 'Running shoes <50% off>' } }, { id: 32, img: { url: 'https://cdn.buyer.example/shoe.jpg', w: 600, h: 314 } }, { id: 33, data: { value: 'Shoe Co' } }], link: { url: 'https://buyer.example/shoes' }, imptrackers: ['https://buyer.example/imp'] } }) }] }],
+      }));
+    });
+    const data = dataFrom([
+      entity('standard_zone', ZONE, { zone: { width: 0, height: 0, dimensions: 'dynamic', publisher: 3, allowDemand: true, bidTimeoutMs: 1000 } }),
+      entity('demand_source', 40, { demandSource: { network: 'openrtb', active: true } }),
+      entity('demand_endpoint', 1, { demandEndpoint: { source: 40, url: native.url, supportedFormats: ['native'], revenueShare: '100', priority: 'network', filterType: 'all', active: true } }),
+      entity('ortb_native_template', 30, { ortbNativeTemplate: { htmlTemplate: '<a href="{{click_url}}"><img src="{{image}}"><b>{{title}}</b><i>{{Sponsor}}</i></a>' } }),
+      entity('ortb_native_title_asset', 31, { ortbNativeAsset: { template: 30, asset: 'title', textLength: 60, name: 'Headline' } }),
+      entity('ortb_native_image_asset', 32, { ortbNativeAsset: { template: 30, asset: 'image', type: 3, width: 600, height: 314, mimes: ['image/jpeg'], name: 'Main' } }),
+      entity('ortb_native_data_asset', 33, { ortbNativeAsset: { template: 30, asset: 'data', type: 1, textLength: 25, name: 'Sponsor' } }),
+      entity('ortb_native_ad', 34, { ortbNativeAd: { zone: ZONE, template: 30, demandEndpoint: 0, contextType: 1, contextSubType: 12, placementType: 1 } }),
+    ]);
+    const { chosen } = await run(data);
+    const imp = native.requests[0].imp[0];
+    expect(imp.banner).toBeUndefined();
+    expect(imp.native?.ver).toBe('1.2');
+    expect(JSON.parse(imp.native!.request as string)).toEqual({
+      ver: '1.2', context: 1, contextsubtype: 12, plcmttype: 1,
+      assets: [
+        { id: 31, required: 1, title: { len: 60 } },
+        { id: 32, required: 1, img: { type: 3, w: 600, h: 314, mimes: ['image/jpeg'] } },
+        { id: 33, required: 1, data: { type: 1, len: 25 } },
+      ],
+    });
+    expect(isDemand(chosen) && chosen.demand.adm).toBe(
+      '<a href="https://buyer.example/shoes"><img src="https://cdn.buyer.example/shoe.jpg"><b>Running shoes &lt;50% off&gt;</b><i>Shoe Co</i></a>'
+        + '<img src="https://buyer.example/imp" width="1" height="1" alt="" style="display:none" />',
+    );
+  });
+
   it('asks no endpoint of a zone that does not allow demand, nor an inactive endpoint', async () => {
     const b = await bidder(bidding(5));
     expect(programmatic.asks(snapshot([{ id: 1, url: b.url }], { allowDemand: false }), ACCOUNT, ZONE, false)).toBe(false);
+    const inactive = snapshot([{ id: 1, url: b.url }]);
+    inactive.demandEndpoints(ACCOUNT)[0].endpoint.active = false;
+    expect(programmatic.asks(inactive, ACCOUNT, ZONE, false)).toBe(false);
+    const paused = snapshot([{ id: 1, url: b.url }]);
+    paused.demandSource(ACCOUNT, 40)!.active = false;
+    expect(programmatic.asks(paused, ACCOUNT, ZONE, false)).toBe(false);
+    expect(programmatic.asks(snapshot([{ id: 1, url: b.url }]), ACCOUNT, ZONE, false)).toBe(true);
     expect(b.requests).toHaveLength(0);
   });
 });
