@@ -18,6 +18,9 @@ const outDir = process.argv[2] ?? fs.mkdtempSync('/tmp/check-metrics-');
 const problems = [];
 
 // --- metrics the code exports: name -> label names
+// Target labels the ServiceMonitor's scrape attaches to every series (prometheus-operator: endpoint is
+// the scraped port's name, service the Kubernetes Service).
+const SCRAPE_LABELS = new Set(['namespace', 'job', 'instance', 'pod', 'container', 'endpoint', 'service']);
 const exported = new Map();
 function sourceFiles(dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -29,11 +32,17 @@ function sourceFiles(dir) {
 for (const file of ['services', 'gateway', 'scripts'].flatMap((d) => sourceFiles(path.join(root, d)))) {
   const text = fs.readFileSync(file, 'utf8');
   if (!text.includes("from 'prom-client'")) continue;
-  for (const m of text.matchAll(/new client\.(Counter|Gauge|Histogram|Summary)\(\{([\s\S]*?)\}\);?/g)) {
+  // `new client.Counter({...})` (default import) or `new Counter({...})` (named imports).
+  for (const m of text.matchAll(/new (?:client\.)?(Counter|Gauge|Histogram|Summary)\(\{([\s\S]*?)\}\);?/g)) {
     const name = /name: '([a-zA-Z_:][a-zA-Z0-9_:]*)'/.exec(m[2])?.[1];
     if (!name) continue;
     const labels = [...(/labelNames: \[([^\]]*)\]/.exec(m[2])?.[1] ?? '').matchAll(/'([^']+)'/g)].map((x) => x[1]);
     exported.set(name, labels);
+    // A label the scrape also attaches (namespace, job, instance, pod, container, endpoint, service)
+    // is renamed exported_<label> by Prometheus (honorLabels: false): queries by it would see the target's.
+    for (const l of labels) {
+      if (SCRAPE_LABELS.has(l)) problems.push(`${path.relative(root, file)}: metric ${name} has label ${l}, which the scrape overwrites (Prometheus renames it exported_${l})`);
+    }
     if (m[1] === 'Histogram' || m[1] === 'Summary') {
       for (const suffix of ['_bucket', '_sum', '_count']) exported.set(name + suffix, [...labels, 'le', 'quantile']);
     }

@@ -16,16 +16,18 @@ import { registry } from '../../shared/metrics';
  * the ad server call the platform's internal services.
  */
 
+// The endpoint label is demand_endpoint, not endpoint: prometheus-operator's ServiceMonitor sets the
+// target label `endpoint` (the scraped port's name), which would rename ours to exported_endpoint.
 export const demandRequests = new Counter({
   name: 'demand_bid_requests_total',
-  help: 'OpenRTB bid requests sent to demand endpoints, by endpoint and outcome (bid, no_bid, timeout, error, below_floor, rejected)',
-  labelNames: ['endpoint', 'outcome'],
+  help: 'OpenRTB bid requests sent to demand endpoints, by demand endpoint id and outcome (bid, no_bid, timeout, error, below_floor, rejected)',
+  labelNames: ['demand_endpoint', 'outcome'],
   registers: [registry],
 });
 export const demandLatency = new Histogram({
   name: 'demand_bid_request_seconds',
-  help: 'Time from bid request to answer, by demand endpoint (timeouts count at the budget)',
-  labelNames: ['endpoint'],
+  help: 'Time from bid request to answer, by demand endpoint id (timeouts count at the budget)',
+  labelNames: ['demand_endpoint'],
   buckets: [0.005, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1],
   registers: [registry],
 });

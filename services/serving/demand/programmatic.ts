@@ -237,7 +237,7 @@ export class PendingAuction {
       a.outcome = BidOutcome.ERROR;
       a.ms = performance.now() - started;
     } finally {
-      demandLatency.observe({ endpoint: label }, (signal.aborted && a.outcome === BidOutcome.TIMEOUT ? a.ms : performance.now() - started) / 1000);
+      demandLatency.observe({ demand_endpoint: label }, (signal.aborted && a.outcome === BidOutcome.TIMEOUT ? a.ms : performance.now() - started) / 1000);
     }
   }
 
@@ -306,7 +306,7 @@ export class PendingAuction {
     const winningPrice = won ? won.price : winnerEcpm;
     const bids: DemandBid[] = [];
     for (const a of this.asked) {
-      demandRequests.inc({ endpoint: String(a.endpoint), outcome: OUTCOME_NAMES[a.outcome] });
+      demandRequests.inc({ demand_endpoint: String(a.endpoint), outcome: OUTCOME_NAMES[a.outcome] });
       const j = a.judged;
       const isWinner = !!won && a.candidate?.demand === won;
       let loss = isWinner ? LOSS.WON : a.outcome === BidOutcome.BID ? LOSS.LOST_TO_HIGHER_BID : j?.loss;
