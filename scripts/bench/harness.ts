@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import https from 'node:https';
 import autocannon from 'autocannon';
+import { watchPauses, type RuntimePauses } from './runtime-pauses';
 
 /** CPU time a process has used so far, in ms, in user and kernel mode, from /proc (Linux); undefined elsewhere. */
 export function cpuSplitMs(pid: number): { user: number; sys: number } | undefined {
@@ -116,6 +117,8 @@ export interface CaseResult {
   cpuUs?: Record<string, number>;
   /** The share of each of our processes' CPU time spent in the kernel (system calls, network). */
   sysShare?: Record<string, number>;
+  /** Event-loop delay and GC pauses per process during the case (paced cases). */
+  pauses?: Record<string, RuntimePauses>;
   /** Share of the baseline's req/s; set by the runner. */
   ratio?: number;
   target?: Target;
@@ -238,8 +241,11 @@ export async function paced(ctx: BenchContext, name: string, spec: LoadSpec & { 
     await new Promise<void>((done) => {
       const timer = setInterval(() => {
         const now = performance.now();
-        // Every request due by now, each timed from its own due time.
-        while (sent < Math.floor((Math.min(now, start + ms) - start) / interval)) inFlight.push(send(start + sent++ * interval));
+        // Every request due by now (the first at the start), each timed from its own due time. Counting
+        // only whole intervals elapsed sent each request one interval after it was due, and that wait
+        // (10 ms at 100 req/s) was added to every latency read.
+        const elapsed = Math.min(now - start, ms);
+        while (sent * interval <= elapsed && sent * interval < ms) inFlight.push(send(start + sent++ * interval));
         if (now >= start + ms) {
           clearInterval(timer);
           done();
@@ -252,10 +258,13 @@ export async function paced(ctx: BenchContext, name: string, spec: LoadSpec & { 
   // Unmeasured first: the connections a steady state needs are opened (TLS handshakes) and the load
   // of the case before has drained.
   await run(ctx.options.smoke ? 500 : 3000);
+  // Event-loop delay and GC pauses of the processes on the request's path, over the measured window.
+  const endPauses = await watchPauses(ctx, ['gateway', 'accounts', 'inventory']);
   const r = await measured(ctx, () => run(durationMs));
+  const pauses = await endPauses();
   agent.destroy();
   const at = (q: number) => (r.latencies.length ? Math.round(r.latencies[Math.min(r.latencies.length - 1, Math.floor(q * r.latencies.length))] * 10) / 10 : NaN);
-  return { cpuUs: r.cpuUs, sysShare: r.sysShare, name, reqPerSec: r.good / (durationMs / 1000), p50: at(0.5), p99: at(0.99), failed: r.total - r.good };
+  return { cpuUs: r.cpuUs, sysShare: r.sysShare, name, reqPerSec: r.good / (durationMs / 1000), p50: at(0.5), p99: at(0.99), failed: r.total - r.good, pauses };
 }
 
 /**

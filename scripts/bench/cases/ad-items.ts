@@ -1,5 +1,6 @@
 /** The management API's everyday operations on one kind (custom HTML ad items, owned by inventory). */
 import { load, paced, type BenchCase, type BenchContext } from '../harness';
+import { describePauses } from '../runtime-pauses';
 
 const PATH = '/v2/ad-items/custom-html';
 export const AD_ITEM = { name: 'Bench ad item', width: 300, height: 250, custom_html: '<div>bench</div>' };
@@ -34,7 +35,7 @@ export const adItemCases: BenchCase[] = [
       const max = ctx.results.find((r) => r.name === `GET ${PATH}/{id}`)?.reqPerSec ?? 100;
       const rate = Math.max(1, Math.floor(max / 2));
       const r = await paced(ctx, 'GET by id at half its maximum rate', { port: ctx.gatewayPort, path: `${PATH}/${await benchItem(ctx)}`, rate });
-      return { ...r, note: `offered ${rate} req/s, evenly paced` };
+      return { ...r, note: `offered ${rate} req/s, evenly paced; ${describePauses(r.pauses ?? {})}` };
     },
   },
   {
