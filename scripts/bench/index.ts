@@ -2,7 +2,7 @@
  * `npm run bench`: the platform's throughput and latency as shares of a bare Node HTTPS server measured
  * in the same run (the machines are shared and noisy: compare ratios, not absolute numbers).
  *
- *   npm run bench -- [--connections 50] [--duration 10] [--rows 1000,1000000] [--only TEXT]
+ *   npm run bench -- [--connections 50] [--duration 10] [--rows 1000,1000000] [--only TEXT|TEXT]
  *                    [--smoke] [--label after] [--out BENCHMARKS.md|-] [--json FILE] [--cpu-prof DIR]
  *                    [--env NAME=VALUE,...]   (extra environment for the platform's processes)
  *
@@ -186,7 +186,8 @@ export async function runBench(opts = optionsFromArgs()): Promise<{ results: Cas
     ctx.results.push(baselineResult);
     log(`  ${baselineResult.name}: ${baselineResult.reqPerSec.toFixed(0)} req/s`);
     for (const c of CASES) {
-      if (opts.only && !c.name.includes(opts.only)) continue;
+      // --only takes one or more name fragments separated by '|'.
+      if (opts.only && !opts.only.split('|').some((part) => c.name.includes(part))) continue;
       const out = await c.run(ctx);
       for (const r of Array.isArray(out) ? out : [out]) {
         r.caseName = c.name;
