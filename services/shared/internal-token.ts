@@ -26,13 +26,15 @@ export function withInternalToken(md: Metadata): Metadata {
   return out;
 }
 
+/** The configured token's digest, kept while the token stays the same: one hash per call, not two. */
+let expectedDigest: { token: string; digest: Buffer } | undefined;
+
 /** Whether a call carries the configured token (constant-time); true when none is configured. */
 export function hasInternalToken(md: Metadata): boolean {
   const expected = internalToken();
   if (!expected) return true;
   const given = md.get(TOKEN_HEADER)[0];
   if (typeof given !== 'string') return false;
-  const a = crypto.createHash('sha256').update(given).digest();
-  const b = crypto.createHash('sha256').update(expected).digest();
-  return crypto.timingSafeEqual(a, b);
+  if (expectedDigest?.token !== expected) expectedDigest = { token: expected, digest: crypto.createHash('sha256').update(expected).digest() };
+  return crypto.timingSafeEqual(crypto.createHash('sha256').update(given).digest(), expectedDigest.digest);
 }
