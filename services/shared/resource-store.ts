@@ -12,7 +12,7 @@ import {
 import { findKind, getKind, idListsTo, referencesTo, type Json, type ParameterError, type ResourceKind, type ServiceName } from './catalog';
 import { validateInput } from './catalog/validate';
 import type { Database, Migration } from './db';
-import { formatTimestamp, preparedQuery } from './db';
+import { formatTimestamp, preparedQuery, preparedRows } from './db';
 import { fail } from './errors';
 import { resourcesApi } from './grpc/resources-api';
 import { implement, type ServiceBinding } from './grpc/server';
@@ -110,6 +110,18 @@ export interface Row {
 }
 
 const MAX_LIST_LIMIT = 1000;
+
+/** A live resource by id, in the caller's account and mode (what `load` asks on every read and write). */
+const LOAD_SQL = 'select * from "resources" where "account_id" = $1 and "mode" = $2 and "kind" = $3 and "id" = $4 and "archived_at" is null limit 1';
+
+/**
+ * A page of one kind's live resources, in the order of the resources_live_by_kind index (see list).
+ * archived_at is null throughout, so ordering by it first changes nothing but lets Postgres walk that index.
+ */
+const PAGE_SQL = (direction: 'asc' | 'desc') =>
+  `select * from "resources" where "account_id" = $1 and "mode" = $2 and "kind" = $3 and "archived_at" is null order by "archived_at" ${direction}, "id" ${direction} limit $4 offset $5`;
+const PAGE_SQL_ASC = PAGE_SQL('asc');
+const PAGE_SQL_DESC = PAGE_SQL('desc');
 
 /**
  * Storage and the Resources gRPC API for the catalog kinds one service owns. Every query is scoped
@@ -223,7 +235,10 @@ export class ResourceStore {
   }
 
   private async load(t: Tenant, kind: ResourceKind, id: number, db: Knex | Knex.Transaction = this.knex): Promise<Row> {
-    const row = await preparedQuery<Row | undefined>(this.scoped(t, db).andWhere({ kind: kind.kind, id }).whereNull('archived_at').first(), 'resources.load');
+    const row =
+      db === this.knex
+        ? (await preparedRows<Row>(this.knex, 'resources.load.raw', LOAD_SQL, [t.accountId, t.mode, kind.kind, id]))[0]
+        : await preparedQuery<Row | undefined>(this.scoped(t, db).andWhere({ kind: kind.kind, id }).whereNull('archived_at').first(), 'resources.load');
     if (!row) throw fail.notFound(kind.title, id);
     return row;
   }
@@ -277,6 +292,12 @@ export class ResourceStore {
   async list(t: Tenant, req: Partial<ListRequest> & { kinds: string[] }): Promise<{ items: Resource[]; hasMore: boolean }> {
     const kinds = req.kinds.map((k) => this.own(k).kind);
     const limit = Math.min(Math.max(req.limit || 10, 1), MAX_LIST_LIMIT);
+    const offset = Math.max(req.offset || 0, 0);
+    if (kinds.length === 1 && !req.archived && !req.ids?.length && !req.origin && !req.filters?.length) {
+      // The everyday page (one kind, live, no filter), without building it through knex.
+      const rows = await preparedRows<Row>(this.knex, `resources.page.raw:${req.newestFirst ? 'd' : 'a'}`, req.newestFirst ? PAGE_SQL_DESC : PAGE_SQL_ASC, [t.accountId, t.mode, kinds[0], limit + 1, offset]);
+      return this.page(t, rows, limit);
+    }
     const q = this.scoped(t).whereIn('kind', kinds);
     if (req.archived) q.whereNotNull('archived_at').whereNull('archived_with');
     else q.whereNull('archived_at');
@@ -286,7 +307,6 @@ export class ResourceStore {
       if (f.anyOf?.length) q.where((any) => void f.anyOf!.forEach((v) => any.orWhereRaw('attributes @> ?::jsonb', [JSON.stringify({ [f.field]: v ?? null })])));
       else q.whereRaw('attributes @> ?::jsonb', [JSON.stringify({ [f.field]: f.equals ?? null })]);
     }
-    const offset = Math.max(req.offset || 0, 0);
     const direction = req.newestFirst ? 'desc' : 'asc';
     // One kind's live resources are read in the order of the resources_live_by_kind index (archived_at
     // is null throughout, so the order is the id's). Ordered by id alone, Postgres walked the primary
@@ -300,6 +320,11 @@ export class ResourceStore {
     // (knex leaves a zero offset out of the text).
     const shape = !req.ids?.length && !req.filters?.length ? `resources.list:${kinds.length}:${req.archived ? 'a' : 'l'}:${req.origin ? 'o' : ''}:${req.newestFirst ? 'd' : 'a'}:${offset ? 'o' : ''}` : undefined;
     const rows: Row[] = shape ? await preparedQuery<Row[]>(q, shape) : await q;
+    return this.page(t, rows, limit);
+  }
+
+  /** A list answer from up to limit + 1 rows (the extra one only says there are more). */
+  private async page(t: Tenant, rows: Row[], limit: number): Promise<{ items: Resource[]; hasMore: boolean }> {
     const items = rows.slice(0, limit).map((r) => this.toResource(r));
     for (const k of new Set(items.map((i) => i.kind))) {
       await this.hooks[k]?.decorate?.(items.filter((i) => i.kind === k), t, this.knex);

@@ -4,6 +4,7 @@
  * tenant's rows first (BENCHMARKS.md, "List p50 at 1,000,000 rows").
  */
 import knexFactory, { type Knex } from 'knex';
+import pg from 'pg';
 import type { PlatformInfo } from '../../../gateway/test/support/platform';
 import { platformDatabaseUrl } from '../../../gateway/test/support/service-replica';
 import { applyOrCheckMigrations } from '../migrations';
@@ -44,11 +45,19 @@ describe('listing one kind of a tenant that owns most of the table', () => {
     const seen = (q: { sql: string; bindings: unknown[] }) => {
       if (/from "resources"/.test(q.sql)) sent = q;
     };
+    // Statements built by knex announce themselves; the everyday page goes to pg directly (preparedRows).
+    const original = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const q = args[0] as { text?: string; values?: unknown[] };
+      if (q && typeof q === 'object' && q.text) seen({ sql: q.text, bindings: q.values ?? [] });
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof original;
     knex.on('query', seen);
     try {
       await run();
     } finally {
       knex.off('query', seen);
+      pg.Client.prototype.query = original;
     }
     const numbered = sent!.sql;
     const rows = (await knex.raw(`explain ${numbered.replace(/\$(\d+)/g, (_, i) => `?`)}`, sent!.bindings as never[])).rows as { 'QUERY PLAN': string }[];
