@@ -30,12 +30,14 @@ const reconnect = (times: number) => Math.min(100 * times, 2000);
  *   falls back to its in-process store.
  * - `events`: serving's event batches: one retry, queued while connecting; a failed batch stays buffered.
  * - `cache`: serving's page memory: one retry, connected on first use; a miss serves without it.
+ * The per-request ones (`state`, `cache`) pipeline automatically: the commands of the requests handled in
+ * one event-loop turn go out in one socket write (a write per command was 6 % of the gateway's CPU).
  */
 const PURPOSES = {
   stream: { maxRetriesPerRequest: null, retryStrategy: reconnect },
-  state: { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 1000, connectTimeout: 2000, retryStrategy: reconnect },
+  state: { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 1000, connectTimeout: 2000, retryStrategy: reconnect, enableAutoPipelining: true },
   events: { maxRetriesPerRequest: 1, enableOfflineQueue: true },
-  cache: { maxRetriesPerRequest: 1, lazyConnect: true },
+  cache: { maxRetriesPerRequest: 1, lazyConnect: true, enableAutoPipelining: true },
 } satisfies Record<string, RedisOptions>;
 
 export type RedisPurpose = keyof typeof PURPOSES;
