@@ -6,6 +6,7 @@ import { errorFields, log } from '../services/shared/log';
 import { resourceRouter } from './api/resources';
 import { authenticate, INVALID_KEY_MESSAGE, keyFromHeader, KeyResolver, MISSING_KEY_MESSAGE } from './auth';
 import { rawPath, versionOfPath } from './context';
+import type { ApiVersion } from '../services/shared/catalog';
 import { ApiError, apiErrors, methodNotSupported } from './errors';
 import { checkService, checkServices, eventLoopStall, LIVENESS_MAX_STALL_MS } from './health';
 import { DUPLICATE_MEMBER, duplicateMemberError, jsonBody } from './json-body';
@@ -208,15 +209,36 @@ export function refuseWithoutKey(req: http.IncomingMessage, res: http.ServerResp
   const secret = keyFromHeader(req.headers.authorization);
   if (secret && looksLikeApiKey(secret)) return false;
   const started = process.hrtime.bigint();
-  const err = apiErrors.unauthenticated(version, secret ? INVALID_KEY_MESSAGE : MISSING_KEY_MESSAGE);
-  const body = JSON.stringify(err.body(version));
-  setCommonHeaders(res, true);
-  res.statusCode = err.httpStatus;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.end(req.method === 'HEAD' ? undefined : body);
-  countRequest('unmatched', req.method ?? 'GET', err.httpStatus, version, started);
+  const answer = keyRefusal(version, secret ? INVALID_KEY_MESSAGE : MISSING_KEY_MESSAGE);
+  res.writeHead(answer.status, answer.headers);
+  res.end(req.method === 'HEAD' ? undefined : answer.body);
+  countRequest('unmatched', req.method ?? 'GET', answer.status, version, started);
   return true;
+}
+
+interface CannedAnswer {
+  status: number;
+  /** Names and values in one flat list, as writeHead takes them without building a headers object. */
+  headers: string[];
+  body: Buffer;
+}
+
+const keyRefusals = new Map<string, CannedAnswer>();
+
+/** The refusal of a missing or malformed key, built once per version and message: a flood of them costs no JSON. */
+function keyRefusal(version: ApiVersion, message: string): CannedAnswer {
+  const key = `${version}\n${message}`;
+  let answer = keyRefusals.get(key);
+  if (!answer) {
+    const err = apiErrors.unauthenticated(version, message);
+    const body = Buffer.from(JSON.stringify(err.body(version)));
+    const headers = ['X-Content-Type-Options', 'nosniff', 'Cache-Control', 'no-store', 'Strict-Transport-Security', 'max-age=31536000; includeSubDomains'];
+    for (const [name, value] of Object.entries(err.headers ?? {})) headers.push(name, value);
+    headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(body.length));
+    answer = { status: err.httpStatus, headers, body };
+    keyRefusals.set(key, answer);
+  }
+  return answer;
 }
 
 function toApiError(err: unknown, req: Request): ApiError {
