@@ -198,9 +198,9 @@ export const SERVE_ROUTE = '/adserve, /serve/*, /vast*';
 /**
  * Refuses an API request over HTTPS that carries no well-formed key, before express sees it: the
  * same answer authentication gives (401 in v1, 403 in v2), at a fraction of the cost, so that floods
- * of keyless or garbage requests stay cheap. Returns whether it answered.
+ * of keyless or garbage requests stay cheap. `beforeAnswer` runs only when it answers. Returns whether it answered.
  */
-export function refuseWithoutKey(req: http.IncomingMessage, res: http.ServerResponse): boolean {
+export function refuseWithoutKey(req: http.IncomingMessage, res: http.ServerResponse, beforeAnswer?: () => void): boolean {
   const path = rawPath(req);
   const version = versionOfPath(path);
   if (!version) return false;
@@ -209,6 +209,7 @@ export function refuseWithoutKey(req: http.IncomingMessage, res: http.ServerResp
   const secret = keyFromHeader(req.headers.authorization);
   if (secret && looksLikeApiKey(secret)) return false;
   const started = process.hrtime.bigint();
+  beforeAnswer?.();
   const answer = keyRefusal(version, secret ? INVALID_KEY_MESSAGE : MISSING_KEY_MESSAGE);
   res.writeHead(answer.status, answer.headers);
   res.end(req.method === 'HEAD' ? undefined : answer.body);

@@ -108,13 +108,16 @@ export async function startGateway(): Promise<RunningGateway> {
       if (servePublic(req, res)) proxiedToServing.add(req);
       else app(req, res);
     }, routeOf(req));
-  // On the HTTPS listener a request without a well-formed key is refused before express.
-  const httpsHandler: http.RequestListener = (req, res) =>
+  // On the HTTPS listener an API request without a well-formed key is refused before express, and
+  // before a span is opened: a flood of them costs no tracing (they are still counted in the metrics).
+  const httpsHandler: http.RequestListener = (req, res) => {
+    if (refuseWithoutKey(req, res, () => track(req, res))) return;
     tracedRequest(req, res, () => {
       track(req, res);
       if (servePublic(req, res)) proxiedToServing.add(req);
-      else if (!refuseWithoutKey(req, res)) app(req, res);
+      else app(req, res);
     }, routeOf(req));
+  };
   // The serving origin: an origin of its own for every ad document, so a tenant's markup never runs
   // beside the API, the settings page or /docs (defence in depth: ad documents are sandboxed too).
   const serveHandler: http.RequestListener = (req, res) =>
