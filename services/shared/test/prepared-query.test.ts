@@ -1,11 +1,12 @@
 /**
  * Named prepared statements (preparedQuery) on the run's real PostgreSQL: the same answers as a plain
- * query, and still answers after a migration changes the table's columns under a prepared plan.
+ * query, and still answers after a migration changes the table's columns under a prepared plan; the
+ * same for preparedRows, which sends a fixed text on knex's pool without the query builder.
  */
 import knexFactory, { type Knex } from 'knex';
 import type { PlatformInfo } from '../../../gateway/test/support/platform';
 import { platformDatabaseUrl } from '../../../gateway/test/support/service-replica';
-import { preparedQuery } from '../db';
+import { preparedQuery, preparedRows } from '../db';
 
 const info = (): PlatformInfo => JSON.parse(process.env.TEST_PLATFORM!) as PlatformInfo;
 
@@ -46,5 +47,17 @@ describe('preparedQuery', () => {
       { id: 1, name: 'a', extra: 'x' },
       { id: 2, name: 'b', extra: 'x' },
     ]);
+  });
+
+  test('preparedRows answers like the plain query, releases its connection, and survives a column change', async () => {
+    const text = `select * from "${table}" where id = $1`;
+    expect(await preparedRows(knex, 'test.rawById', text, [1])).toEqual([expect.objectContaining({ id: 1, name: 'a' })]);
+    expect(await preparedRows(knex, 'test.rawById', text, [99])).toEqual([]);
+    // The pool holds one connection: had a call kept it, this would wait for knex's acquire timeout.
+    expect((await knex.raw('select 1 as one')).rows).toEqual([{ one: 1 }]);
+    await knex.schema.alterTable(table, (t) => t.text('later').defaultTo('y'));
+    expect(await preparedRows(knex, 'test.rawById', text, [2])).toEqual([expect.objectContaining({ id: 2, name: 'b', later: 'y' })]);
+    await expect(preparedRows(knex, 'test.rawBroken', `select * from "${table}" where nope = $1`, [1])).rejects.toMatchObject({ code: '42703' });
+    expect(await preparedRows(knex, 'test.rawById', text, [1])).toHaveLength(1);
   });
 });
