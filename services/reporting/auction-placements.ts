@@ -5,6 +5,7 @@ import { fail } from '../shared/errors';
 import type { Tenant } from '../shared/tenant';
 import { formatInZone, periodStarts } from '../shared/timezones';
 import { applyFilters, financialsOf, parseReportQuery } from './report-query';
+import { EntityBreakdown } from './entity-breakdown';
 
 /**
  * The auction placements report: how the account's auction placements did over a period, by
@@ -93,50 +94,20 @@ export async function buildAuctionReport(knex: Knex, tenant: Tenant, req: Auctio
     rows = await qb;
   }
 
-  type Pair = { row: Row; summary: AuctionTally; periods: Map<number, AuctionTally> };
-  const entities = new Map<number, { summary: AuctionTally; periods: AuctionTally[]; pairs: Map<string, Pair> }>();
-  const entity = (id: number) => {
-    let e = entities.get(id);
-    if (!e) entities.set(id, (e = { summary: new AuctionTally(), periods: starts.map(() => new AuctionTally()), pairs: new Map() }));
-    return e;
-  };
+  const tallies = new EntityBreakdown<Row, bigint | undefined, AuctionTotals, AuctionTally>(starts.length, () => new AuctionTally());
   // The overview always has its one row (the account), zero when nothing was won.
-  if (type === 'overview') entity(tenant.accountId);
+  if (type === 'overview') tallies.entity(tenant.accountId);
   for (const row of rows) {
-    const e = entity(Number(row.entity));
-    const p = Number(row.p) - 1;
-    const cpm = bids.get(Number(row.placement_id));
-    e.summary.add(row, cpm);
-    e.periods[p]?.add(row, cpm);
     // Breakdown: one row per placement in each zone it served in.
-    const key = `${row.placement_id}:${row.zone_id}:${row.publisher_id}`;
-    let pair = e.pairs.get(key);
-    if (!pair) e.pairs.set(key, (pair = { row, summary: new AuctionTally(), periods: new Map() }));
-    if (!pair.periods.has(p)) pair.periods.set(p, new AuctionTally());
-    pair.summary.add(row, cpm);
-    pair.periods.get(p)!.add(row, cpm);
+    tallies.add(Number(row.entity), Number(row.p) - 1, `${row.placement_id}:${row.zone_id}:${row.publisher_id}`, row, bids.get(Number(row.placement_id)));
   }
-
-  const rowOf = (pair: Pair, t: AuctionTally): AuctionRow => ({
-    placement: Number(pair.row.placement_id), zone: Number(pair.row.zone_id), publisher: Number(pair.row.publisher_id), totals: t.totals(),
+  const data: AuctionEntity[] = tallies.report({
+    startDates: starts.map((s) => formatInZone(r.range.zone, s)),
+    breakdown: r.breakdown,
+    details: r.details,
+    order: (a, b) => Number(a.placement_id) - Number(b.placement_id) || Number(a.zone_id) - Number(b.zone_id),
+    rowOf: (row, totals): AuctionRow => ({ placement: Number(row.placement_id), zone: Number(row.zone_id), publisher: Number(row.publisher_id), totals }),
   });
-  const data: AuctionEntity[] = [...entities.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([id, e]) => {
-      const pairs = [...e.pairs.values()].sort((a, b) => Number(a.row.placement_id) - Number(b.row.placement_id) || Number(a.row.zone_id) - Number(b.row.zone_id));
-      return {
-        id,
-        summary: e.summary.totals(),
-        breakdown: r.breakdown ? pairs.map((pair) => rowOf(pair, pair.summary)) : [],
-        details: r.details
-          ? starts.map((s, i) => ({
-            startDate: formatInZone(r.range.zone, s),
-            totals: e.periods[i].totals(),
-            breakdown: r.breakdown ? pairs.filter((pair) => pair.periods.has(i)).map((pair) => rowOf(pair, pair.periods.get(i)!)) : [],
-          }))
-          : [],
-      };
-    });
   return {
     type, period: r.period, from: formatInZone(r.range.zone, r.range.from), to: formatInZone(r.range.zone, r.range.to), timezone: r.range.zone,
     summary: r.summary, details: r.details, breakdown: r.breakdown, data,

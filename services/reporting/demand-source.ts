@@ -8,6 +8,7 @@ import type { Tenant } from '../shared/tenant';
 import { formatInZone, periodStarts } from '../shared/timezones';
 import { ParamErrors, checkedIds } from './report-params';
 import { parseReportQuery, type ParsedReport } from './report-query';
+import { EntityBreakdown } from './entity-breakdown';
 
 /**
  * The demand source report: programmatic demand over a period, from the demand rollups (display and
@@ -151,53 +152,25 @@ export async function buildDemandSourceReport(knex: Knex, tenant: Tenant, req: D
     rows = await qb;
   }
 
-  type Pair = { row: Row; summary: DemandTally; periods: Map<number, DemandTally> };
-  const entities = new Map<number, { summary: DemandTally; periods: DemandTally[]; pairs: Map<string, Pair> }>();
-  const entity = (id: number) => {
-    let e = entities.get(id);
-    if (!e) entities.set(id, (e = { summary: new DemandTally(), periods: starts.map(() => new DemandTally()), pairs: new Map() }));
-    return e;
-  };
+  const tallies = new EntityBreakdown<Row, void, DemandTotals, DemandTally>(starts.length, () => new DemandTally());
   // The overview always has its one row (the account), zero when no auction was held.
-  if (type === 'overview') entity(tenant.accountId);
+  if (type === 'overview') tallies.entity(tenant.accountId);
   for (const row of rows) {
-    const e = entity(Number(row.entity));
-    const p = Number(row.p) - 1;
-    e.summary.add(row);
-    e.periods[p]?.add(row);
     // Breakdown: one row per endpoint (and its source) in each zone and publisher it was asked for.
     const key = `${row.vast}:${row.zone_id}:${row.publisher_id}:${row.demand_source_id}:${row.demand_endpoint_id}`;
-    let pair = e.pairs.get(key);
-    if (!pair) e.pairs.set(key, (pair = { row, summary: new DemandTally(), periods: new Map() }));
-    if (!pair.periods.has(p)) pair.periods.set(p, new DemandTally());
-    pair.summary.add(row);
-    pair.periods.get(p)!.add(row);
+    tallies.add(Number(row.entity), Number(row.p) - 1, key, row, undefined);
   }
-
-  const rowOf = (pair: Pair, t: DemandTally): DemandRow => ({
-    zone: Number(pair.row.zone_id), vast: pair.row.vast, publisher: Number(pair.row.publisher_id),
-    demandSource: Number(pair.row.demand_source_id), endpoint: Number(pair.row.demand_endpoint_id), totals: t.totals(),
+  const data: DemandEntity[] = tallies.report({
+    startDates: starts.map((s) => formatInZone(r.range.zone, s)),
+    breakdown: r.breakdown,
+    details: r.details,
+    order: (a, b) => Number(a.vast) - Number(b.vast) || Number(a.zone_id) - Number(b.zone_id) || Number(a.publisher_id) - Number(b.publisher_id)
+      || Number(a.demand_source_id) - Number(b.demand_source_id) || Number(a.demand_endpoint_id) - Number(b.demand_endpoint_id),
+    rowOf: (row, totals): DemandRow => ({
+      zone: Number(row.zone_id), vast: row.vast, publisher: Number(row.publisher_id),
+      demandSource: Number(row.demand_source_id), endpoint: Number(row.demand_endpoint_id), totals,
+    }),
   });
-  const order = (a: Pair, b: Pair) => Number(a.row.vast) - Number(b.row.vast) || Number(a.row.zone_id) - Number(b.row.zone_id)
-    || Number(a.row.publisher_id) - Number(b.row.publisher_id) || Number(a.row.demand_source_id) - Number(b.row.demand_source_id)
-    || Number(a.row.demand_endpoint_id) - Number(b.row.demand_endpoint_id);
-  const data: DemandEntity[] = [...entities.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([id, e]) => {
-      const pairs = [...e.pairs.values()].sort(order);
-      return {
-        id,
-        summary: e.summary.totals(),
-        breakdown: r.breakdown ? pairs.map((pair) => rowOf(pair, pair.summary)) : [],
-        details: r.details
-          ? starts.map((s, i) => ({
-            startDate: formatInZone(r.range.zone, s),
-            totals: e.periods[i].totals(),
-            breakdown: r.breakdown ? pairs.filter((pair) => pair.periods.has(i)).map((pair) => rowOf(pair, pair.periods.get(i)!)) : [],
-          }))
-          : [],
-      };
-    });
   return {
     type, period: r.period, from: formatInZone(r.range.zone, r.range.from), to: formatInZone(r.range.zone, r.range.to), timezone: r.range.zone,
     summary: r.summary, details: r.details, breakdown: r.breakdown, data,
