@@ -45,6 +45,19 @@ export const KIND_NAMES: Record<EventKind.RESPONSE | EventKind.IMPRESSION | Even
   [EventKind.CONVERSION]: 'conversion',
 };
 
+/** Who asked and from where, as every serving event stores it (cut to the stored widths). */
+export function visitorFields(ctx: EventContext) {
+  return {
+    visitor: ctx.visitor,
+    ip: ctx.ip,
+    userAgent: ctx.userAgent.slice(0, 512),
+    referrer: ctx.referrer.slice(0, 2048),
+    country: ctx.country ?? '',
+    region: (ctx.region ?? '').slice(0, 128),
+    city: (ctx.city ?? '').slice(0, 128),
+  };
+}
+
 /** The event of one decision (id `{decision}:{kind}`), or of a conversion with its own id. */
 export function decisionEvent(kind: keyof typeof KIND_NAMES, d: Partial<Decision> & { account: number }, ctx: EventContext, id?: string): ServingEvent {
   return ServingEvent.fromPartial({
@@ -62,13 +75,7 @@ export function decisionEvent(kind: keyof typeof KIND_NAMES, d: Partial<Decision
     channel: d.channel ?? 0,
     geoTarget: d.geoTarget ?? 0,
     decision: d.id ?? '',
-    visitor: ctx.visitor,
-    ip: ctx.ip,
-    userAgent: ctx.userAgent.slice(0, 512),
-    referrer: ctx.referrer.slice(0, 2048),
-    country: ctx.country ?? '',
-    region: (ctx.region ?? '').slice(0, 128),
-    city: (ctx.city ?? '').slice(0, 128),
+    ...visitorFields(ctx),
     pricingModel: d.pricingModel ?? '',
     price: d.price ?? '',
     currency: d.pricingModel ? 'USD' : '',

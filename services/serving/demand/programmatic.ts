@@ -5,7 +5,7 @@ import { envInt } from '../../shared/config';
 import { geoTargetAdmits } from '../../targeting/geo-target';
 import { TIERS, type Candidate, type DecisionData } from '../decision-store';
 import { isDemand, type DemandCandidate } from './candidate';
-import type { EventContext, EventSink } from '../events';
+import { visitorFields, type EventContext, type EventSink } from '../events';
 import type { ServeRequest } from '../request';
 import type { GeoLocation } from '../targeting/geo';
 import { randomToken, type Decision } from '../tracking';
@@ -338,13 +338,7 @@ export class PendingAuction {
       publisher: o.publisher,
       zone: o.zone,
       decision: decisionId,
-      visitor: ctx.visitor,
-      ip: ctx.ip,
-      userAgent: ctx.userAgent.slice(0, 512),
-      referrer: ctx.referrer.slice(0, 2048),
-      country: ctx.country ?? '',
-      region: (ctx.region ?? '').slice(0, 128),
-      city: (ctx.city ?? '').slice(0, 128),
+      ...visitorFields(ctx),
       vast: this.zone.kind === 'vast_zone',
       demandEndpoint: won?.endpoint ?? 0,
       demandSource: won?.source ?? 0,
