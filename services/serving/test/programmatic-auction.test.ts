@@ -4,9 +4,6 @@
  * notices with their macros substituted. Decision data is built in memory; everything past it (the
  * demand client, undici's pool, the auction, decide) is the code serving runs.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { BidRequest } from 'iab-openrtb/dist/v26';
 import { DecisionEntity, type DeepPartial } from '../../../proto/gen/adserver/inventory/v1/decision_data';
 import { BidOutcome, EventKind, type ServingEvent } from '../../../proto/gen/adserver/reporting/v1/events';
 import { decide, systemClock } from '../decide';
@@ -15,53 +12,12 @@ import { DemandClient } from '../demand/demand-client';
 import { isDemand, Programmatic } from '../demand/programmatic';
 import type { EventSink } from '../events';
 import type { ServeRequest } from '../request';
+import { Bidder, type Behaviour } from './bidder';
 
 process.env.DEMAND_ALLOW_PRIVATE_NETWORKS = 'true';
 
 const ACCOUNT = 7;
 const ZONE = 10;
-
-type Behaviour = (req: BidRequest, res: http.ServerResponse) => void;
-
-/** A demand endpoint on loopback: what it does with each bid request, and every request and notice it got. */
-class Bidder {
-  readonly requests: BidRequest[] = [];
-  readonly notices: string[] = [];
-  private server!: http.Server;
-  url = '';
-  constructor(public behaviour: Behaviour) {}
-
-  async start(): Promise<this> {
-    this.server = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        if (req.method === 'GET') {
-          this.notices.push(req.url ?? '');
-          res.end();
-          return;
-        }
-        const parsed = JSON.parse(body) as BidRequest;
-        this.requests.push(parsed);
-        this.behaviour(parsed, res);
-      });
-    });
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  stop(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((r) => this.server.close(() => r()));
-  }
-
-  /** Waits for `n` notices (they are sent after the decision, without waiting). */
-  async noticesArrived(n: number): Promise<string[]> {
-    for (let i = 0; i < 100 && this.notices.length < n; i++) await new Promise((r) => setTimeout(r, 20));
-    return this.notices;
-  }
-}
 
 /** A bid answer: `price`, markup, and OpenRTB's notice URLs with their macros left for the exchange. */
 function bidding(price: number, opts: { seat?: string; dealid?: string; adm?: string; url?: () => string } = {}): Behaviour {

@@ -5,51 +5,14 @@
  * its impression counts (however often the pixel fires), and a VAST zone serves a winning VAST bid to
  * @dailymotion/vast-client with the platform's impression beside the buyer's.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { DOMParser } from '@xmldom/xmldom';
 import { VASTParser } from '@dailymotion/vast-client';
 import type { BidRequest } from 'iab-openrtb/dist/v26';
 import { newAccount, type Client, type TestAccount } from '../../../gateway/test/support/api';
+import { answering, Bidder } from './bidder';
 import { closeServeAgent, serveGet, within } from './serving-fixtures';
 
 const serving = () => `http://127.0.0.1:${process.env.SERVING_PORT}`;
-
-/** A bidder on loopback: its answer to each bid request, and every request and notice it got. */
-class Bidder {
-  readonly requests: BidRequest[] = [];
-  readonly notices: string[] = [];
-  url = '';
-  private readonly server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      if (req.method === 'GET') {
-        this.notices.push(req.url ?? '');
-        return void res.end();
-      }
-      const r = JSON.parse(body) as BidRequest;
-      this.requests.push(r);
-      const answer = this.answer(r, this.url);
-      if (!answer) return void res.writeHead(204).end();
-      res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify(answer));
-    });
-  });
-
-  constructor(private readonly answer: (r: BidRequest, base: string) => unknown) {}
-
-  async start(): Promise<this> {
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  stop(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((r) => this.server.close(() => r()));
-  }
-}
 
 const bid = (r: BidRequest, base: string, price: number, adm: string) => ({
   id: r.id,
@@ -83,7 +46,7 @@ async function made(path: string, body: Record<string, unknown>): Promise<any> {
 }
 
 async function bidder(answer: (r: BidRequest, base: string) => unknown): Promise<Bidder> {
-  const b = await new Bidder(answer).start();
+  const b = await new Bidder(answering(answer)).start();
   bidders.push(b);
   return b;
 }
