@@ -131,10 +131,13 @@ export function routeLabel(req: Request): string {
   return req.route?.path ? String(req.route.path) : 'unmatched';
 }
 
+/** Headers of every answer the gateway writes itself; HSTS over HTTPS only. */
+const COMMON_HEADERS: [string, string][] = [['X-Content-Type-Options', 'nosniff'], ['Cache-Control', 'no-store']];
+const HSTS: [string, string] = ['Strict-Transport-Security', 'max-age=31536000; includeSubDomains'];
+
 function setCommonHeaders(res: http.ServerResponse, secure: boolean): void {
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Cache-Control', 'no-store');
-  if (secure) res.setHeader('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
+  for (const [name, value] of COMMON_HEADERS) res.setHeader(name, value);
+  if (secure) res.setHeader(...HSTS);
 }
 
 function countRequest(route: string, method: string, code: number, version: string | undefined, started: bigint): void {
@@ -233,7 +236,8 @@ function keyRefusal(version: ApiVersion, message: string): CannedAnswer {
   if (!answer) {
     const err = apiErrors.unauthenticated(version, message);
     const body = Buffer.from(JSON.stringify(err.body(version)));
-    const headers = ['X-Content-Type-Options', 'nosniff', 'Cache-Control', 'no-store', 'Strict-Transport-Security', 'max-age=31536000; includeSubDomains'];
+    // Refused on the HTTPS listener only: the common headers with HSTS.
+    const headers = [...COMMON_HEADERS, HSTS].flat();
     for (const [name, value] of Object.entries(err.headers ?? {})) headers.push(name, value);
     headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(body.length));
     answer = { status: err.httpStatus, headers, body };

@@ -85,14 +85,19 @@ let preparedGeneration = 0;
  * columns since a plan was made, Postgres refuses the plan (0A000): the query is then prepared again
  * under a new name.
  */
-export async function preparedQuery<T>(qb: Knex.QueryBuilder, name: string): Promise<T> {
+export function preparedQuery<T>(qb: Knex.QueryBuilder, name: string): Promise<T> {
+  return underPreparedName(name, async (prepared) => (await qb.options({ name: prepared })) as T);
+}
+
+/** Runs `run` with the statement's current prepared name, and once more under a new one if Postgres refused the plan. */
+async function underPreparedName<T>(name: string, run: (prepared: string) => Promise<T>): Promise<T> {
   const generation = preparedGeneration;
   try {
-    return (await qb.options({ name: `${name}#${generation}` })) as T;
+    return await run(`${name}#${generation}`);
   } catch (err) {
     if ((err as { code?: string }).code !== '0A000') throw err;
     if (preparedGeneration === generation) preparedGeneration++;
-    return (await qb.options({ name: `${name}#${preparedGeneration}` })) as T;
+    return run(`${name}#${preparedGeneration}`);
   }
 }
 
@@ -111,14 +116,7 @@ export async function preparedRows<T>(knex: Knex, name: string, text: string, va
   const pool = knex.client as unknown as PooledClient;
   const conn = await pool.acquireConnection();
   try {
-    const generation = preparedGeneration;
-    try {
-      return (await conn.query({ name: `${name}#${generation}`, text, values })).rows as T[];
-    } catch (err) {
-      if ((err as { code?: string }).code !== '0A000') throw err;
-      if (preparedGeneration === generation) preparedGeneration++;
-      return (await conn.query({ name: `${name}#${preparedGeneration}`, text, values })).rows as T[];
-    }
+    return await underPreparedName(name, async (prepared) => (await conn.query({ name: prepared, text, values })).rows as T[]);
   } finally {
     await pool.releaseConnection(conn);
   }
