@@ -194,6 +194,23 @@ describe('key resolution', () => {
   });
 });
 
+describe('a missing or malformed key', () => {
+  test('is refused before express with the common headers, the JSON error of its version, and no body to HEAD', async () => {
+    for (const [version, status] of [['v1', 401], ['v2', 403]] as const) {
+      for (const res of [await as('not a key at all').get(`/${version}/publishers`), await request('GET', `/${version}/publishers`)]) {
+        expectError(res, status, version);
+        expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+        expect(res.headers['x-content-type-options']).toBe('nosniff');
+        expect(res.headers['cache-control']).toBe('no-store');
+        expect(res.headers['strict-transport-security']).toMatch(/max-age=\d+/);
+      }
+    }
+    const head = await request('HEAD', '/v2/publishers', undefined, { headers: { Authorization: 'Basic nope' } });
+    expect(head.status).toBe(403);
+    expect(head.text).toBe('');
+  });
+});
+
 describe('settings from the environment', () => {
   test('an invalid value stops the process at start with a message naming the variable', async () => {
     for (const [name, value] of [
