@@ -87,7 +87,10 @@ export type DemandRollupTable = keyof typeof DEMAND_ROLLUP_TABLES;
 const VIDEO_KIND = EventKind.VIDEO;
 const AUCTION_KIND = EventKind.AUCTION;
 
-// The raw insert keeps only events not yet stored, and the bids of the new AUCTION events among them;
+// The raw insert keeps only events not yet stored, and the bids of the new AUCTION events among them.
+// It inserts in id order, so two batches holding the same events in different orders cannot each wait
+// for an id the other inserted first (deadlocks, retried five times at most: the likely cause of an
+// INTERNAL answer to six such batches at once seen in one CI run).
 // the rollup upserts add exactly those rows, in one statement (one transaction). Rollup rows are
 // upserted in key order so concurrent batches (two replicas) lock them in the same order and never
 // deadlock on each other; every batch is this one statement, so it locks the tables (named in this
@@ -125,6 +128,7 @@ with input as (
     nullif(conversion_value, '')::numeric, conversion_reference, geo_target_id, vast, video_event,
     demand_endpoint_id, demand_source_id, nullif(revenue_share, '')::numeric
   from input
+  order by id
   on conflict (id) do nothing
   returning id, kind, occurred_at, account_id, publisher_id, zone_id, advertiser_id, campaign_id, ad_item_id,
     placement_id, assignment_id, channel_id, currency, amount, vast, video_event, price, demand_endpoint_id, demand_source_id, revenue_share
