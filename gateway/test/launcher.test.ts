@@ -57,7 +57,11 @@ function launch(env: Record<string, string>, logFile: string) {
     const logFile = path.join(info.dataDir, 'relaunch.log');
     relaunched = launch({ ...info.env, START_QUIET: '0' }, logFile);
     // The killed launcher's gateway still answers /healthz until the new launcher stops it: wait for the new one's word.
-    await waitUntil('the relaunched platform', () => fs.readFileSync(logFile, 'utf8').includes('Ad serving platform is up'));
+    await waitUntil('the relaunched platform', () => {
+      const log = fs.readFileSync(logFile, 'utf8');
+      if (relaunched!.exitCode !== null) throw new Error(`the relaunched platform exited (${relaunched!.exitCode}):\n${log.slice(-3000)}`);
+      return log.includes('Ad serving platform is up');
+    });
     expect(await gatewayHealthy(Number(info.env.GATEWAY_HTTP_PORT))).toBe(200);
     const log = fs.readFileSync(logFile, 'utf8');
     expect(log).toMatch(/embedded PostgreSQL \(pid \d+\) was left running by an earlier start; stopping it/);
@@ -136,13 +140,14 @@ test('Ctrl-C to the whole process group drains the gateway before any service st
   const tls = process.env.TEST_CA_FILE!;
   // A long call deadline: 200 creates at once on a loaded CI machine can outlast the default 5 s and
   // answer 503 for that reason alone; a service stopping under the gateway still answers 503 at once.
-  const { env, dataDir, schemaPrefix } = await platformEnv({ TLS_CERT_FILE: tls, TLS_KEY_FILE: tls.replace(/\.crt$/, '.key'), START_QUIET: '0', LOG_LEVEL: 'info', GRPC_DEADLINE_MS: '30000' });
-  const logFile = path.join(dataDir, 'group.log');
-  const out = fs.openSync(logFile, 'a');
   // A group of its own, as a terminal gives the foreground job: the signal below reaches all of it.
-  const proc = spawn(process.execPath, [path.join(ROOT, 'dist/scripts/start.js')], { env: { ...process.env, ...env }, stdio: ['ignore', out, out], detached: true });
+  // (startPlatform tries fresh ports when one it picked was taken meanwhile.)
+  const { info, proc } = await startPlatform(
+    { TLS_CERT_FILE: tls, TLS_KEY_FILE: tls.replace(/\.crt$/, '.key'), START_QUIET: '0', LOG_LEVEL: 'info', GRPC_DEADLINE_MS: '30000' },
+    { detached: true },
+  );
+  const { env, dataDir, schemaPrefix, logFile } = info;
   try {
-    await waitUntil('the platform', async () => (await gatewayHealthy(Number(env.GATEWAY_HTTP_PORT))) === 200, 120_000);
     const made = JSON.parse((await execFileAsync(process.execPath, [path.join(ROOT, 'dist/scripts/admin.js'), 'create-account', '--name', 'Group stop'], { env: { ...process.env, ...env } })).stdout);
     const port = Number(env.GATEWAY_HTTPS_PORT);
     const auth = { Authorization: `Basic ${made.keys.live}` };

@@ -86,25 +86,27 @@ export function gatewayHealthy(port: number): Promise<number> {
   });
 }
 
-export async function startPlatform(extra: Record<string, string> = {}): Promise<{ info: PlatformInfo; proc: ChildProcess }> {
+/** `detached` gives the launcher a process group of its own, as a terminal gives its foreground job. */
+export async function startPlatform(extra: Record<string, string> = {}, options: { detached?: boolean } = {}): Promise<{ info: PlatformInfo; proc: ChildProcess }> {
   // A port picked as free can be taken (by another platform, or an outgoing connection's ephemeral port)
   // before the platform binds it: then the launcher gives up quickly and this tries again on fresh ports.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startPlatformOnce(extra);
+      return await startPlatformOnce(extra, options);
     } catch (err) {
       if (attempt >= 3 || !/EADDRINUSE|is taken by another program/.test(String((err as Error).message))) throw err;
     }
   }
 }
 
-async function startPlatformOnce(extra: Record<string, string>): Promise<{ info: PlatformInfo; proc: ChildProcess }> {
+async function startPlatformOnce(extra: Record<string, string>, options: { detached?: boolean }): Promise<{ info: PlatformInfo; proc: ChildProcess }> {
   const { env, dataDir, schemaPrefix } = await platformEnv(extra);
   const logFile = path.join(dataDir, 'platform.log');
   const out = fs.openSync(logFile, 'a');
   const proc = spawn(process.execPath, [path.join(ROOT, 'dist/scripts/start.js')], {
     env: { ...process.env, ...env },
     stdio: ['ignore', out, out],
+    detached: options.detached ?? false,
   });
   const until = Date.now() + 180_000;
   while ((await gatewayHealthy(Number(env.GATEWAY_HTTP_PORT))) !== 200) {
