@@ -33,6 +33,16 @@ export const DECISION_KINDS = new Set([
   ...VAST_DECISION_KINDS, ...PROGRAMMATIC_DECISION_KINDS,
 ]);
 
+/**
+ * Display ad items reach serving only while a placement or a campaign assignment names them: serving
+ * reaches an ad item through those alone, and an account's library of unplaced ad items (a million of
+ * them in the bench) would otherwise sit in every serving process's memory.
+ */
+const HELD_AD_ITEM_KINDS: ReadonlySet<string> = new Set(DISPLAY_AD_ITEM_KINDS);
+const AD_ITEM_NAMING_KINDS = ['placement', 'campaign_assignment'];
+/** The ad item a placement or assignment names: `{id, type}`, or a bare id. */
+const NAMED_AD_ITEM_SQL = "case jsonb_typeof(attributes->'advertisement') when 'object' then attributes->'advertisement'->>'id' else attributes->>'advertisement' end";
+
 const CHANNEL_PREFIX = 'decision_changes_';
 /** How long the change log keeps entries: a serving process away longer resumes with a snapshot. */
 const RETAIN_MINUTES = 60;
@@ -450,34 +460,47 @@ async function changesUpdate(knex: Knex, refs: DecisionEntityRef[], mode: Decisi
   const wanted = new Map<number, DecisionEntityRef>();
   for (const r of refs) if (DECISION_KINDS.has(r.kind)) wanted.set(r.id, r);
   if (!wanted.size) return update;
-  const rows: ResourceRow[] = await knex('resources')
-    .whereIn('id', [...wanted.keys()])
-    .andWhere('mode', mode)
-    .select('id', 'account_id', 'kind', 'mode', 'attributes', 'archived_at');
+  const rows = await resourceRows(knex, mode, [...wanted.keys()]);
   const found = new Map(rows.map((r) => [r.id, r]));
+  // A changed ad item goes only if something names it (else it is removed, in case it was held); a
+  // changed placement or assignment brings the ad item it names, which serving may not hold yet.
+  const changedAdItems = rows.filter((r) => HELD_AD_ITEM_KINDS.has(r.kind) && !r.archived_at);
+  const named = new Set(changedAdItems.length ? await namedAdItems(knex, mode, changedAdItems) : []);
+  const newlyNamed = rows.filter((r) => AD_ITEM_NAMING_KINDS.includes(r.kind) && !r.archived_at).map((r) => refId(r.attributes?.advertisement)).filter((id) => id && !wanted.has(id));
   for (const [id, ref] of wanted) {
     const row = found.get(id);
-    const entity = row && !row.archived_at ? toDecisionEntity(row) : undefined;
+    const held = row && !row.archived_at && (!HELD_AD_ITEM_KINDS.has(row.kind) || named.has(id));
+    const entity = held ? toDecisionEntity(row) : undefined;
     if (entity) update.upserts.push(entity);
     else update.removals.push(ref);
+  }
+  for (const row of newlyNamed.length ? await resourceRows(knex, mode, [...new Set(newlyNamed)]) : []) {
+    const entity = HELD_AD_ITEM_KINDS.has(row.kind) && !row.archived_at ? toDecisionEntity(row) : undefined;
+    if (entity) update.upserts.push(entity);
   }
   return update;
 }
 
-/** Streams a snapshot of every decision entity of one mode, in chunks. */
+function resourceRows(knex: Knex, mode: DecisionMode, ids: number[]): Promise<ResourceRow[]> {
+  return knex('resources').whereIn('id', ids).andWhere('mode', mode).select('id', 'account_id', 'kind', 'mode', 'attributes', 'archived_at');
+}
+
+/** Which of these ad items an unarchived placement or campaign assignment of their account names. */
+async function namedAdItems(knex: Knex, mode: DecisionMode, adItems: Pick<ResourceRow, 'id' | 'account_id'>[]): Promise<number[]> {
+  const rows: { id: string | null }[] = await knex('resources')
+    .distinct(knex.raw(`${NAMED_AD_ITEM_SQL} as id`))
+    .where('mode', mode)
+    .whereIn('account_id', [...new Set(adItems.map((r) => r.account_id))])
+    .whereIn('kind', AD_ITEM_NAMING_KINDS)
+    .whereNull('archived_at')
+    .whereIn(knex.raw(NAMED_AD_ITEM_SQL) as unknown as string, adItems.map((r) => String(r.id)));
+  return rows.map((r) => Number(r.id));
+}
+
+/** Streams a snapshot of every decision entity of one mode, in chunks: ad items last, those named only. */
 async function sendSnapshot(knex: Knex, send: (u: DecisionDataUpdate) => void, version: number, mode: DecisionMode): Promise<void> {
-  let after = 0;
   let first = true;
-  for (;;) {
-    const rows: ResourceRow[] = await knex('resources')
-      .where('mode', mode)
-      .whereNull('archived_at')
-      .whereIn('kind', [...DECISION_KINDS])
-      .andWhere('id', '>', after)
-      .orderBy('id')
-      .limit(SNAPSHOT_CHUNK)
-      .select('id', 'account_id', 'kind', 'mode', 'attributes', 'archived_at');
-    const done = rows.length < SNAPSHOT_CHUNK;
+  const sendChunk = (rows: ResourceRow[], done: boolean) => {
     const update = emptyUpdate();
     update.reset = first;
     update.upserts = rows.map(toDecisionEntity).filter((e): e is DecisionEntity => !!e);
@@ -485,8 +508,38 @@ async function sendSnapshot(knex: Knex, send: (u: DecisionDataUpdate) => void, v
     update.version = done ? version : 0;
     send(update);
     first = false;
-    if (done) return;
+  };
+  const kinds = [...DECISION_KINDS].filter((k) => !HELD_AD_ITEM_KINDS.has(k));
+  for (let after = 0; ; ) {
+    const rows: ResourceRow[] = await knex('resources')
+      .where('mode', mode)
+      .whereNull('archived_at')
+      .whereIn('kind', kinds)
+      .andWhere('id', '>', after)
+      .orderBy('id')
+      .limit(SNAPSHOT_CHUNK)
+      .select('id', 'account_id', 'kind', 'mode', 'attributes', 'archived_at');
+    if (rows.length < SNAPSHOT_CHUNK) {
+      if (rows.length) sendChunk(rows, false);
+      break;
+    }
+    sendChunk(rows, false);
     after = rows[rows.length - 1].id;
+  }
+  const named: { id: string | null }[] = await knex('resources')
+    .distinct(knex.raw(`${NAMED_AD_ITEM_SQL} as id`))
+    .where('mode', mode)
+    .whereIn('kind', AD_ITEM_NAMING_KINDS)
+    .whereNull('archived_at');
+  const ids = named.map((r) => Number(r.id)).filter((id) => Number.isSafeInteger(id) && id > 0);
+  for (let i = 0; ; i += SNAPSHOT_CHUNK) {
+    const chunk = ids.slice(i, i + SNAPSHOT_CHUNK);
+    const rows = chunk.length
+      ? (await resourceRows(knex, mode, chunk)).filter((r) => HELD_AD_ITEM_KINDS.has(r.kind) && !r.archived_at)
+      : [];
+    const done = i + SNAPSHOT_CHUNK >= ids.length;
+    sendChunk(rows, done);
+    if (done) return;
   }
 }
 
