@@ -462,15 +462,16 @@ async function changesUpdate(knex: Knex, refs: DecisionEntityRef[], mode: Decisi
   if (!wanted.size) return update;
   const rows = await resourceRows(knex, mode, [...wanted.keys()]);
   const found = new Map(rows.map((r) => [r.id, r]));
-  // A changed ad item goes only if something names it (else it is removed, in case it was held); a
-  // changed placement or assignment brings the ad item it names, which serving may not hold yet.
+  // A changed ad item goes only if something names it. Unnamed, it is not sent at all: serving holds it
+  // at most stale from a placement since re-pointed, where nothing reaches it until a placement names
+  // it again and brings it fresh (a million bulk-loaded ad items cost the stream nothing).
   const changedAdItems = rows.filter((r) => HELD_AD_ITEM_KINDS.has(r.kind) && !r.archived_at);
   const named = new Set(changedAdItems.length ? await namedAdItems(knex, mode, changedAdItems) : []);
   const newlyNamed = rows.filter((r) => AD_ITEM_NAMING_KINDS.includes(r.kind) && !r.archived_at).map((r) => refId(r.attributes?.advertisement)).filter((id) => id && !wanted.has(id));
   for (const [id, ref] of wanted) {
     const row = found.get(id);
-    const held = row && !row.archived_at && (!HELD_AD_ITEM_KINDS.has(row.kind) || named.has(id));
-    const entity = held ? toDecisionEntity(row) : undefined;
+    if (row && !row.archived_at && HELD_AD_ITEM_KINDS.has(row.kind) && !named.has(id)) continue;
+    const entity = row && !row.archived_at ? toDecisionEntity(row) : undefined;
     if (entity) update.upserts.push(entity);
     else update.removals.push(ref);
   }
