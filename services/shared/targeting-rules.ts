@@ -17,23 +17,45 @@ export function parseTimeRange(text: string): { start: number; end: number } | u
 
 const WEEKDAY_INDEX: Record<string, string> = { Mon: 'monday', Tue: 'tuesday', Wed: 'wednesday', Thu: 'thursday', Fri: 'friday', Sat: 'saturday', Sun: 'sunday' };
 const clockFormats = new Map<string, Intl.DateTimeFormat>();
+/**
+ * The local clock of each zone at the start of the last minute asked about: every zone's offset changes
+ * on a minute boundary, so within a minute the local clock runs with UTC, and a serving process asks
+ * formatToParts (most of a day-parted decision's targeting cost) once a minute per zone, not per request.
+ */
+const minuteClocks = new Map<string, { minute: number; day: string; seconds: number }>();
 
 /** The weekday name and seconds since local midnight of `at` in time zone `zone` (DST included). */
 export function localClock(at: Date, zone: string): { day: string; seconds: number } {
-  let fmt = clockFormats.get(zone);
-  if (!fmt) {
-    fmt = new Intl.DateTimeFormat('en-US', { timeZone: zone, weekday: 'short', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
-    clockFormats.set(zone, fmt);
+  const ms = at.getTime();
+  const minute = Math.floor(ms / 60_000);
+  let clock = minuteClocks.get(zone);
+  if (clock?.minute !== minute) {
+    let fmt = clockFormats.get(zone);
+    if (!fmt) {
+      fmt = new Intl.DateTimeFormat('en-US', { timeZone: zone, weekday: 'short', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+      clockFormats.set(zone, fmt);
+    }
+    const parts = Object.fromEntries(fmt.formatToParts(new Date(minute * 60_000)).map((p) => [p.type, p.value]));
+    clock = { minute, day: WEEKDAY_INDEX[parts.weekday], seconds: Number(parts.hour) * 3600 + Number(parts.minute) * 60 + Number(parts.second) };
+    minuteClocks.set(zone, clock);
   }
-  const parts = Object.fromEntries(fmt.formatToParts(at).map((p) => [p.type, p.value]));
-  return { day: WEEKDAY_INDEX[parts.weekday], seconds: Number(parts.hour) * 3600 + Number(parts.minute) * 60 + Number(parts.second) };
+  return { day: clock.day, seconds: clock.seconds + Math.floor((ms - minute * 60_000) / 1000) };
+}
+
+/** Parsed ranges by their text: a day-parting's few distinct ranges, parsed once. */
+const parsedRanges = new Map<string, { start: number; end: number } | undefined>();
+function timeRange(text: string): { start: number; end: number } | undefined {
+  if (parsedRanges.has(text)) return parsedRanges.get(text);
+  const r = parseTimeRange(text);
+  if (parsedRanges.size < 10_000) parsedRanges.set(text, r);
+  return r;
 }
 
 /** Whether weekly `ranges` (weekday -> time ranges) allow `at` in `zone`. A day left out serves nothing. */
 export function dayPartingAllows(ranges: Record<string, string[] | undefined>, at: Date, zone: string): boolean {
   const { day, seconds } = localClock(at, zone);
   for (const text of ranges[day] ?? []) {
-    const r = parseTimeRange(text);
+    const r = timeRange(text);
     if (r && seconds >= r.start && seconds < r.end) return true;
   }
   return false;

@@ -2,7 +2,7 @@
  * The targeting rules serving applies, on real inputs: the shipped GeoLite2 database, real browser
  * user agents, time zones with DST, signed frequency cookies.
  */
-import { parseDataKeyLogic } from '../../shared/targeting-rules';
+import { localClock, parseDataKeyLogic } from '../../shared/targeting-rules';
 import { countView, decodeFrequencyCookie, encodeFrequencyCookie } from '../targeting/frequency';
 import { GeoDatabase } from '../targeting/geo';
 import { parseKeywords } from '../targeting/keywords';
@@ -59,6 +59,24 @@ test('day-parting follows the target time zone across the DST change', () => {
   const viewer: Targets = { placement: 1, day_parting: { ranges: { sunday: ['09:00:00-17:00:00'] }, use_member_timezone: false, timezone: null } };
   expect(judge(viewer, facts({ now: new Date('2026-03-08T18:30:00Z'), geo: geo.lookup('81.2.69.142') })).ok).toBe(false);
   expect(judge(viewer, facts({ now: new Date('2026-03-08T18:30:00Z'), geo: geo.lookup('8.8.8.8') })).ok).toBe(true);
+});
+
+test("the local clock, cached per zone and minute, reads what the zone's calendar says at every second, across DST changes both ways", () => {
+  const direct = (at: Date, zone: string) => {
+    const parts = Object.fromEntries(
+      new Intl.DateTimeFormat('en-US', { timeZone: zone, weekday: 'long', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' }).formatToParts(at).map((p) => [p.type, p.value]),
+    );
+    return { day: parts.weekday.toLowerCase(), seconds: Number(parts.hour) * 3600 + Number(parts.minute) * 60 + Number(parts.second) };
+  };
+  // Around New York's spring-forward and fall-back, Lord Howe's 30-minute change and India's half-hour offset.
+  const cases: [string, string][] = [['America/New_York', '2026-03-08T06:58:00Z'], ['America/New_York', '2026-11-01T05:58:00Z'], ['Australia/Lord_Howe', '2026-04-04T14:58:00Z'], ['Asia/Kolkata', '2026-11-23T18:28:00Z']];
+  for (const [zone, from] of cases) {
+    const start = Date.parse(from);
+    // Every 7 s for 5 minutes, then back in time: the cache follows the clock either way.
+    for (const at of [...Array.from({ length: 43 }, (_, i) => start + i * 7_000 + 123), start - 3_600_000, start + 59_999]) {
+      expect([zone, new Date(at).toISOString(), localClock(new Date(at), zone)]).toEqual([zone, new Date(at).toISOString(), direct(new Date(at), zone)]);
+    }
+  }
 });
 
 test('platform targets by form factor, browser and OS', () => {
