@@ -39,10 +39,15 @@ const FIELDS = ['id', 'account', 'zone', 'publisher', 'placement', 'assignment',
 const OLDEST_FIELDS = FIELDS.indexOf('at') + 1;
 
 export class TokenSigner {
-  constructor(private readonly secret: string) {}
+  /** Imported once: a string key is imported again by every createHmac. */
+  private readonly key: crypto.KeyObject;
+
+  constructor(secret: string) {
+    this.key = crypto.createSecretKey(Buffer.from(secret, 'utf8'));
+  }
 
   private mac(body: string): string {
-    return crypto.createHmac('sha256', this.secret).update(body).digest('base64url').slice(0, 32);
+    return crypto.createHmac('sha256', this.key).update(body).digest('base64url').slice(0, 32);
   }
 
   sign(d: Decision): string {
@@ -72,7 +77,7 @@ export class TokenSigner {
 
   /** Hex SHA-256 of a visitor key under the secret, so reports never hold the raw key. */
   visitor(raw: string): string {
-    return crypto.createHmac('sha256', this.secret).update(`visitor:${raw}`).digest('hex');
+    return crypto.createHmac('sha256', this.key).update(`visitor:${raw}`).digest('hex');
   }
 }
 
