@@ -381,94 +381,137 @@ export class DecisionData {
    * Archived or deleted resources (owners' archives cascade into them) are absent from memory.
    */
   eligible(account: number, zoneId: number, size: { width: number; height: number } | undefined, now = Date.now(), explain?: (e: Excluded) => void, video = false): Candidate[] {
-    const zone = this.zone(account, zoneId, video);
-    if (!zone?.zone) return [];
     const out: Candidate[] = [];
-    // The zone's own placements, and those of every channel (not archived) the zone is assigned to.
-    const placements = new Set(this.placementsByZone.get(key(account, zone.kind, zoneId)) ?? []);
-    for (const linkId of this.channelLinksByZone.get(key(account, zone.kind, zoneId)) ?? []) {
-      const channel = this.get(account, 'channel_zone_assignment', linkId)?.channelZone?.channel ?? 0;
-      if (!this.get(account, 'channel', channel)) continue;
-      for (const pid of this.placementsByChannel.get(key(account, 'channel', channel)) ?? []) placements.add(pid);
-    }
-    const skip = (placement: number, adItem: number, rule: string, detail: string) => explain?.({ placement, adItem, rule, detail });
-    const fits = (item: DecisionEntity, campaign?: DecisionEntity): boolean => {
-      // A player sizes what it plays: a VAST ad needs only to be one.
-      if (video) return !!item.vastAd || !!item.vast4Ad;
-      const ad = item.adItem;
-      if (!ad) return false;
-      const z = zone.zone!;
-      if (size && (ad.width !== size.width || ad.height !== size.height)) return false;
-      if (z.flexibleType && ad.flexibleType && z.flexibleType !== ad.flexibleType) return false;
-      if (campaign?.campaign?.flexibleType && campaign.campaign.flexibleType !== ad.flexibleType) return false;
-      if (z.dimensions === 'fixed' && z.width > 0 && z.height > 0 && (ad.width !== z.width || ad.height !== z.height)) return false;
-      return true;
-    };
-    for (const pid of placements) {
-      const p = this.get(account, 'placement', pid)?.placement;
-      if (!p) continue;
-      if (!p.active) {
-        skip(pid, 0, 'paused', 'the placement is not active');
-        continue;
-      }
-      const sched = this.get(account, 'schedule', p.schedule)?.schedule;
-      if (!sched) continue;
-      const start = parseTimestamp(sched.startDate);
-      const end = parseTimestamp(sched.endDate);
-      // endOnQuota keeps a schedule with a quota serving past its end date until the quota is met.
-      const pastEnd = !Number.isNaN(end) && now > end && !(sched.underDeliveryBehaviour === 'endOnQuota' && sched.quotaLifetime > 0);
-      if ((!Number.isNaN(start) && now < start) || pastEnd) {
-        skip(pid, 0, 'schedule', `runs ${sched.startDate || 'from the start'} to ${sched.endDate || 'forever'} (UTC)`);
-        continue;
-      }
-      // A channel's placements take the channel's tier where the channel serves them.
-      const channel = p.channel ? this.get(account, 'channel', p.channel)?.channel : undefined;
-      const priority = channel && !p.ownPriority ? channel.priority : p.priority;
-      const tier = TIERS.indexOf((priority || 'standard') as (typeof TIERS)[number]);
-      const common = {
-        account, zone: zoneId, publisher: zone.zone.publisher, placement: pid, channel: p.channel, geoTarget: p.geoTarget || sched.geoTarget || 0,
-        pricingModel: p.pricingModel, price: p.price, tier: tier < 0 ? 1 : tier, schedule: p.schedule,
-        serveMethod: p.serveMethod || 'weight', shareOfVoice: channel?.useShareOfVoice ? Math.max(0, p.shareOfVoice) : -1,
-        cost: { cpm: p.costCpm, cpc: p.costCpc, cpa: p.costCpa }, fallback: p.fallback,
-      };
-      // VAST placements have no weight of their own: their schedule's applies.
-      const weight = p.weight || sched.weight || 1;
-      if (AD_ITEM_KINDS.has(p.advertisementKind)) {
-        const item = this.get(account, p.advertisementKind, p.advertisement);
-        if (!item || !fits(item)) {
-          if (item?.adItem) skip(pid, item.id, 'size', `${item.adItem.width}x${item.adItem.height} does not fit the zone or the requested size`);
+    for (const group of this.zonePlan(account, zoneId, video)) {
+      if (group.runs) {
+        const { start, end, keepsPastEnd } = group.runs;
+        if ((!Number.isNaN(start) && now < start) || (!Number.isNaN(end) && now > end && !keepsPastEnd)) {
+          explain?.({ placement: group.placement, adItem: 0, rule: 'schedule', detail: group.runs.detail });
           continue;
         }
-        out.push({ ...common, assignment: 0, campaign: 0, advertiser: item.adItem?.advertiser ?? 0, adItem: item.id, adItemKind: item.kind, weight });
-      } else if (p.advertisementKind === 'standard_campaign' || p.advertisementKind === 'vast_campaign') {
-        const campaign = this.get(account, p.advertisementKind, p.advertisement);
-        if (!campaign?.campaign) continue;
-        for (const aid of this.assignmentsByCampaign.get(key(account, p.advertisementKind, campaign.id)) ?? []) {
-          const a = this.get(account, 'campaign_assignment', aid)?.assignment;
-          if (!a) continue;
-          if (!a.active) {
-            skip(pid, a.adItem, 'paused', `campaign assignment ${aid} is paused`);
-            continue;
-          }
-          const item = this.get(account, a.adItemKind, a.adItem);
-          if (!item || !fits(item, campaign)) {
-            if (item?.adItem) skip(pid, item.id, 'size', `${item.adItem.width}x${item.adItem.height} does not fit the zone or the requested size`);
-            continue;
-          }
-          out.push({
-            ...common,
-            assignment: aid,
-            campaign: campaign.id,
-            advertiser: campaign.campaign.advertiser || item.adItem?.advertiser || 0,
-            adItem: item.id,
-            adItemKind: item.kind,
-            weight: a.weight,
-          });
-        }
+      }
+      for (const step of group.steps) {
+        if ('excluded' in step) explain?.(step.excluded);
+        else if (size && step.size && (step.size.width !== size.width || step.size.height !== size.height)) {
+          explain?.({ placement: group.placement, adItem: step.candidate.adItem, rule: 'size', detail: `${step.size.width}x${step.size.height} does not fit the zone or the requested size` });
+        } else out.push({ ...step.candidate });
       }
     }
     return out;
   }
+
+  /**
+   * What of a zone's eligibility does not depend on the request, worked out once per snapshot: per
+   * placement, its schedule's window, then in order the candidates (with their size, checked against
+   * a requested size) and the exclusions a decision-debug answer lists.
+   */
+  private zonePlan(account: number, zoneId: number, video: boolean): PlacementPlan[] {
+    return this.memo(`zone-plan:${account}:${zoneId}:${video ? 'v' : 'd'}`, () => {
+      const zone = this.zone(account, zoneId, video);
+      if (!zone?.zone) return [];
+      const plan: PlacementPlan[] = [];
+      // The zone's own placements, and those of every channel (not archived) the zone is assigned to.
+      const placements = new Set(this.placementsByZone.get(key(account, zone.kind, zoneId)) ?? []);
+      for (const linkId of this.channelLinksByZone.get(key(account, zone.kind, zoneId)) ?? []) {
+        const channel = this.get(account, 'channel_zone_assignment', linkId)?.channelZone?.channel ?? 0;
+        if (!this.get(account, 'channel', channel)) continue;
+        for (const pid of this.placementsByChannel.get(key(account, 'channel', channel)) ?? []) placements.add(pid);
+      }
+      /** Whether an ad item fits the zone: a player sizes what it plays, so a VAST ad needs only to be one. */
+      const fitsZone = (item: DecisionEntity, campaign?: DecisionEntity): boolean => {
+        if (video) return !!item.vastAd || !!item.vast4Ad;
+        const ad = item.adItem;
+        if (!ad) return false;
+        const z = zone.zone!;
+        if (z.flexibleType && ad.flexibleType && z.flexibleType !== ad.flexibleType) return false;
+        if (campaign?.campaign?.flexibleType && campaign.campaign.flexibleType !== ad.flexibleType) return false;
+        if (z.dimensions === 'fixed' && z.width > 0 && z.height > 0 && (ad.width !== z.width || ad.height !== z.height)) return false;
+        return true;
+      };
+      const sized = (item: DecisionEntity) => (video || !item.adItem ? undefined : { width: item.adItem.width, height: item.adItem.height });
+      for (const pid of placements) {
+        const p = this.get(account, 'placement', pid)?.placement;
+        if (!p) continue;
+        const group: PlacementPlan = { placement: pid, steps: [] };
+        plan.push(group);
+        const exclude = (adItem: number, rule: string, detail: string) => group.steps.push({ excluded: { placement: pid, adItem, rule, detail } });
+        if (!p.active) {
+          exclude(0, 'paused', 'the placement is not active');
+          continue;
+        }
+        const sched = this.get(account, 'schedule', p.schedule)?.schedule;
+        if (!sched) {
+          plan.pop();
+          continue;
+        }
+        group.runs = {
+          start: parseTimestamp(sched.startDate),
+          end: parseTimestamp(sched.endDate),
+          // endOnQuota keeps a schedule with a quota serving past its end date until the quota is met.
+          keepsPastEnd: sched.underDeliveryBehaviour === 'endOnQuota' && sched.quotaLifetime > 0,
+          detail: `runs ${sched.startDate || 'from the start'} to ${sched.endDate || 'forever'} (UTC)`,
+        };
+        // A channel's placements take the channel's tier where the channel serves them.
+        const channel = p.channel ? this.get(account, 'channel', p.channel)?.channel : undefined;
+        const priority = channel && !p.ownPriority ? channel.priority : p.priority;
+        const tier = TIERS.indexOf((priority || 'standard') as (typeof TIERS)[number]);
+        const common = {
+          account, zone: zoneId, publisher: zone.zone.publisher, placement: pid, channel: p.channel, geoTarget: p.geoTarget || sched.geoTarget || 0,
+          pricingModel: p.pricingModel, price: p.price, tier: tier < 0 ? 1 : tier, schedule: p.schedule,
+          serveMethod: p.serveMethod || 'weight', shareOfVoice: channel?.useShareOfVoice ? Math.max(0, p.shareOfVoice) : -1,
+          cost: { cpm: p.costCpm, cpc: p.costCpc, cpa: p.costCpa }, fallback: p.fallback,
+        };
+        const misfit = (item: DecisionEntity | undefined) => item?.adItem && exclude(item.id, 'size', `${item.adItem.width}x${item.adItem.height} does not fit the zone or the requested size`);
+        // VAST placements have no weight of their own: their schedule's applies.
+        const weight = p.weight || sched.weight || 1;
+        if (AD_ITEM_KINDS.has(p.advertisementKind)) {
+          const item = this.get(account, p.advertisementKind, p.advertisement);
+          if (!item || !fitsZone(item)) {
+            misfit(item);
+            continue;
+          }
+          group.steps.push({ size: sized(item), candidate: { ...common, assignment: 0, campaign: 0, advertiser: item.adItem?.advertiser ?? 0, adItem: item.id, adItemKind: item.kind, weight } });
+        } else if (p.advertisementKind === 'standard_campaign' || p.advertisementKind === 'vast_campaign') {
+          const campaign = this.get(account, p.advertisementKind, p.advertisement);
+          if (!campaign?.campaign) continue;
+          for (const aid of this.assignmentsByCampaign.get(key(account, p.advertisementKind, campaign.id)) ?? []) {
+            const a = this.get(account, 'campaign_assignment', aid)?.assignment;
+            if (!a) continue;
+            if (!a.active) {
+              exclude(a.adItem, 'paused', `campaign assignment ${aid} is paused`);
+              continue;
+            }
+            const item = this.get(account, a.adItemKind, a.adItem);
+            if (!item || !fitsZone(item, campaign)) {
+              misfit(item);
+              continue;
+            }
+            group.steps.push({
+              size: sized(item),
+              candidate: {
+                ...common,
+                assignment: aid,
+                campaign: campaign.id,
+                advertiser: campaign.campaign.advertiser || item.adItem?.advertiser || 0,
+                adItem: item.id,
+                adItemKind: item.kind,
+                weight: a.weight,
+              },
+            });
+          }
+        }
+      }
+      return plan;
+    });
+  }
+}
+
+/** One placement of a zone's plan: when its schedule runs, then its candidates and exclusions in order. */
+interface PlacementPlan {
+  placement: number;
+  /** Absent for a paused placement, whose only step is its exclusion. */
+  runs?: { start: number; end: number; keepsPastEnd: boolean; detail: string };
+  steps: ({ excluded: Excluded } | { candidate: Candidate; size: { width: number; height: number } | undefined })[];
 }
 
 export interface TargetingOf {
