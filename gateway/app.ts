@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { looksLikeApiKey } from '../services/shared/api-keys';
-import { httpLatency, httpRequests } from '../services/shared/metrics';
+import { countRequest } from '../services/shared/metrics';
 import { errorFields, log } from '../services/shared/log';
 import { resourceRouter } from './api/resources';
 import { authenticate, INVALID_KEY_MESSAGE, keyFromHeader, KeyResolver, MISSING_KEY_MESSAGE } from './auth';
@@ -138,12 +138,6 @@ const HSTS: [string, string] = ['Strict-Transport-Security', 'max-age=31536000; 
 function setCommonHeaders(res: http.ServerResponse, secure: boolean): void {
   for (const [name, value] of COMMON_HEADERS) res.setHeader(name, value);
   if (secure) res.setHeader(...HSTS);
-}
-
-function countRequest(route: string, method: string, code: number, version: string | undefined, started: bigint): void {
-  const labels = { route, method, code: String(code), version: version ?? 'none' };
-  httpRequests.inc(labels);
-  httpLatency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
 }
 
 /**

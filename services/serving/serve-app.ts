@@ -2,7 +2,7 @@ import type http from 'node:http';
 import { EventKind } from '../../proto/gen/adserver/reporting/v1/events';
 import { serveBaseUrl } from '../shared/config';
 import { errorFields, log } from '../shared/log';
-import { httpLatency, httpRequests } from '../shared/metrics';
+import { countRequest } from '../shared/metrics';
 import { tracedRequest } from '../shared/telemetry';
 import { callerTenant } from './caller';
 import { Conversions } from './conversions';
@@ -388,11 +388,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     const started = process.hrtime.bigint();
     let routeName = 'unmatched';
     res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.on('finish', () => {
-      const labels = { route: routeName, method: req.method ?? 'GET', code: String(res.statusCode), version: 'serve' };
-      httpRequests.inc(labels);
-      httpLatency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
-    });
+    res.on('finish', () => countRequest(routeName, req.method ?? 'GET', res.statusCode, 'serve', started));
     let url: URL;
     try {
       url = new URL(req.url ?? '/', 'http://serving.invalid');

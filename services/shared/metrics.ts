@@ -46,6 +46,23 @@ export const httpLatency = new client.Histogram({
   registers: [registry],
 });
 
+/** Each label set's counter and histogram children, bound once: a labels object is hashed on every call otherwise. */
+const requestSeries = new Map<string, { count: client.Counter.Internal; latency: client.Histogram.Internal<string> }>();
+
+/** One answered HTTP request: `http_requests_total` and `http_request_duration_seconds`, timed from `started` (hrtime); no version is `none`. */
+export function countRequest(route: string, method: string, code: number, version: string | undefined, started: bigint): void {
+  version ??= 'none';
+  const k = `${route} ${method} ${code} ${version}`;
+  let series = requestSeries.get(k);
+  if (!series) {
+    const labels = { route, method, code: String(code), version };
+    series = { count: httpRequests.labels(labels), latency: httpLatency.labels(labels) };
+    requestSeries.set(k, series);
+  }
+  series.count.inc();
+  series.latency.observe(Number(process.hrtime.bigint() - started) / 1e9);
+}
+
 export interface PoolReader {
   /** The service owning the pool (label `pool`). */
   service: string;
