@@ -85,7 +85,9 @@ function renderNative(data: DecisionData, account: number, zoneId: number, endpo
   if (!spec || !native) return '';
   const tpl = data.ortbNativeAds(account, zoneId).find((n) => !n.ad.demandEndpoint || n.ad.demandEndpoint === endpoint)!;
   const assets = data.ortbNativeAssets(account, tpl.ad.template);
-  const values: Record<string, string> = { click_url: native.link?.url ?? '' };
+  // The landing page behind this platform's click URL (its macro is filled once the decision is signed), so the click counts.
+  const landing = native.link?.url;
+  const values: Record<string, string> = { click_url: landing ? `\${CLICK_URL}${encodeURIComponent(landing)}` : '' };
   for (const a of native.assets) {
     const def = assets.find((x) => x.id === a.id)?.asset;
     const value = a.title?.text ?? a.img?.url ?? a.data?.value ?? '';
