@@ -19,6 +19,8 @@ export interface Creative {
   item: DecisionEntity;
   imageUrl: string;
   body: string;
+  /** A winning bid's advertiser domain (OpenRTB `adomain[0]`); direct ads' decision data has none. */
+  advertiserDomain?: string;
 }
 
 /** A decided ad as the client gets it: its creative and the signed tracking URLs. */
@@ -68,7 +70,7 @@ export function creativeOf(data: DecisionData, c: Candidate): Creative | undefin
 function demandCreative(c: DemandCandidate): Creative {
   const d = c.demand;
   const adItem = DecisionAdItem.fromPartial({ width: d.width, height: d.height, customHtml: d.adm });
-  return { item: { kind: 'demand_bid', id: 0, account: c.account, adItem }, imageUrl: '', body: d.adm };
+  return { item: { kind: 'demand_bid', id: 0, account: c.account, adItem }, imageUrl: '', body: d.adm, advertiserDomain: d.advertiserDomain };
 }
 
 /** A new decision for a chosen candidate: its id, and what its tracking tokens must carry. */

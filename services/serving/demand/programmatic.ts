@@ -285,7 +285,8 @@ export class PendingAuction {
         width,
         height,
         billingUrl: bid.burl ? substituteMacros(bid.burl, facts) : '',
-        advertiserDomain: bid.adomain?.[0] ?? '',
+        // Judged bids are checked for what the auction needs only: an adomain that is not a list of text is none.
+        advertiserDomain: Array.isArray(bid.adomain) && typeof bid.adomain[0] === 'string' ? bid.adomain[0].slice(0, 253) : '',
         creativeId: bid.crid ?? bid.adid ?? '',
         deal: bid.dealid ?? '',
       },

@@ -97,6 +97,8 @@ describe('programmatic demand on the ad tags', () => {
     // Prebid's adapter (type=hbr) gets the same auction: the bid's price is the header bid's CPM.
     const hb = (await serveGet(serving(), `/adserve/;ID=${acct.id};type=hbr;setID=${zone.id};pid=page-1;place=0;`, { Origin: 'https://publisher.example' })).body;
     expect(hb).toMatchObject({ status: 'SUCCESS', cpm: 3.75, width: 300, height: 250, ad_code: '<div id="buyer-creative">bought at 3.75</div>' });
+    // The buyer's domain (the bid's adomain) for Prebid's meta.advertiserDomains; a bid names no advertiser.
+    expect(hb.advertiser).toEqual({ id: 0, name: '', domain: 'buyer.example' });
   });
 
   it("counts a click on a winning bid through its click macro, then sends the visitor to the buyer's landing page", async () => {
