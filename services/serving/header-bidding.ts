@@ -101,8 +101,9 @@ export function bidOf(x: Rendered, ecpm: HeaderBidSeam['ecpm'], place?: number):
     // The adapter appends an image per tracking pixel: the item's own pixels are given there only.
     ad_code: adMarkup(x),
     tracking_pixels: [x.impressionUrl, ...adPixels(x)],
-    // Decision data holds the advertiser's id only.
-    advertiser: { id: d.advertiser, name: '', domain: '' },
+    // Prebid passes the domain on as meta.advertiserDomains: a winning bid's adomain. Decision data holds a
+    // direct advertiser's id only (the advertiser resource has no domain), and a bid names no advertiser.
+    advertiser: { id: d.advertiser, name: '', domain: x.advertiserDomain ?? '' },
   };
 }
 

@@ -1,5 +1,6 @@
 import { DecisionAdItem, type DecisionEntity } from '../../proto/gen/adserver/inventory/v1/decision_data';
 import { isDemand, type DemandCandidate } from './demand/candidate';
+import { landingOf, substituteClickMacros } from './demand/openrtb';
 import type { Json } from '../shared/catalog';
 import { renderTemplate } from '../shared/native-template';
 import type { Candidate, DecisionData } from './decision-store';
@@ -18,6 +19,8 @@ export interface Creative {
   item: DecisionEntity;
   imageUrl: string;
   body: string;
+  /** A winning bid's advertiser domain (OpenRTB `adomain[0]`); direct ads' decision data has none. */
+  advertiserDomain?: string;
 }
 
 /** A decided ad as the client gets it: its creative and the signed tracking URLs. */
@@ -62,12 +65,12 @@ export function creativeOf(data: DecisionData, c: Candidate): Creative | undefin
 
 /**
  * A winning bid's creative: its markup as a custom HTML ad of the bid's size. It clicks through by its
- * own links (OpenRTB markup carries its buyer's click tracking), so it has no location of ours.
+ * own links, which count as this platform's clicks where the markup uses a click macro (`rendered`).
  */
 function demandCreative(c: DemandCandidate): Creative {
   const d = c.demand;
   const adItem = DecisionAdItem.fromPartial({ width: d.width, height: d.height, customHtml: d.adm });
-  return { item: { kind: 'demand_bid', id: 0, account: c.account, adItem }, imageUrl: '', body: d.adm };
+  return { item: { kind: 'demand_bid', id: 0, account: c.account, adItem }, imageUrl: '', body: d.adm, advertiserDomain: d.advertiserDomain };
 }
 
 /** A new decision for a chosen candidate: its id, and what its tracking tokens must carry. */
@@ -80,16 +83,39 @@ export function decisionOf(c: Candidate, r: Pick<ServeRequest, 'click' | 'extra'
   return d;
 }
 
+/**
+ * The last parameter of a programmatic win's click URL: its markup appends the buyer's landing page
+ * to it, and the click, once counted, redirects there (see demandLanding).
+ */
+export const LANDING_PARAM = 'url';
+
 export function rendered(creative: Creative, c: Candidate, r: Pick<ServeRequest, 'click' | 'extra'>, signer: TokenSigner, base: string, test: boolean, nowMs: number): Rendered {
   const decision = decisionOf(c, r, test, nowMs);
   const t = encodeURIComponent(signer.sign(decision));
+  const clickUrl = `${r.click}${base}/serve/click?t=${t}`;
   return {
-    ...creative,
+    ...(isDemand(c) ? withClickUrl(creative, `${clickUrl}&${LANDING_PARAM}=`) : creative),
     decision,
-    clickUrl: `${r.click}${base}/serve/click?t=${t}`,
+    clickUrl,
     impressionUrl: `${base}/serve/imp?t=${t}`,
     viewableUrl: `${base}/serve/view?t=${t}`,
   };
+}
+
+/** A winning bid's markup with its click macros pointing at this decision's click URL, so its clicks count. */
+function withClickUrl(creative: Creative, clickPrefix: string): Creative {
+  const body = substituteClickMacros(creative.body, clickPrefix);
+  return { ...creative, body, item: { ...creative.item, adItem: { ...creative.item.adItem!, customHtml: body } } };
+}
+
+/**
+ * The landing page of a click on a programmatic win: whatever its markup appended after `url=`; ''
+ * when nothing was (the macro used as a click tracker), undefined when it is not an http(s) URL.
+ */
+export function demandLanding(search: string): string | undefined {
+  const at = search.indexOf(`&${LANDING_PARAM}=`);
+  const appended = at < 0 ? '' : search.slice(at + LANDING_PARAM.length + 2);
+  return appended ? landingOf(appended) : '';
 }
 
 /**

@@ -11,7 +11,7 @@ import { TIERS, type Candidate, type DecisionData } from './decision-store';
 import type { DeliveryLedger } from './delivery-ledger';
 import { decisionEvent, type EventContext, type EventSink } from './events';
 import { headerBid, isHeaderBidRequest, type HeaderBidSeam } from './header-bidding';
-import { adHtml, AD_DOCUMENT_CSP, ASYNC_JS, creativeOf, iframeDocument, jsDocument, placementJson, rendered, type Creative, type Rendered } from './render';
+import { adHtml, AD_DOCUMENT_CSP, ASYNC_JS, creativeOf, demandLanding, iframeDocument, jsDocument, LANDING_PARAM, placementJson, rendered, type Creative, type Rendered } from './render';
 import { adserveParams, cookies, HttpError, invalid, readBody, safeDecode, serveRequest, tagRequest, type ServeRequest } from './request';
 import type { GeoDatabase } from './targeting/geo';
 import type { PageMemory } from './targeting/unique-delivery';
@@ -239,7 +239,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     return { ...(goals.length ? { goals } : {}), ...(p ? { pacing: { expected: p.expected, delivered: p.delivered, quota: p.quota, behind: p.behind } } : {}) };
   }
 
-  async function click(req: http.IncomingMessage, res: http.ServerResponse, q: URLSearchParams): Promise<void> {
+  async function click(req: http.IncomingMessage, res: http.ServerResponse, q: URLSearchParams, search: string): Promise<void> {
     let d: Decision | undefined;
     if (q.has('t')) {
       d = deps.signer.verify(q.get('t') ?? '');
@@ -256,10 +256,13 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
       }
     }
     const item = deps.data.current.get(d.account, d.adItemKind, d.adItem);
+    // A programmatic win has no location of ours: its markup appended the buyer's landing page to the click URL.
+    const landing = d.demandEndpoint && !d.placement ? demandLanding(search) : '';
+    if (landing === undefined) throw invalid(LANDING_PARAM, `'${LANDING_PARAM}' (the landing page the ad appended to its click URL) must be an http(s) URL.`);
     if (d.test) return redirectTo(res, '');
     record(EventKind.CLICK, d, visitors.context(req, res));
     visitors.setCookie(res, `adsrv_c=${encodeURIComponent(deps.signer.sign(d))}; Max-Age=2592000`);
-    const location = item?.adItem?.location || item?.vastAd?.location;
+    const location = landing || item?.adItem?.location || item?.vastAd?.location;
     redirectTo(res, location ? destination(location, d.extra) : '');
   }
 
@@ -345,7 +348,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
         return 'serve-async';
       case '/serve/click':
         getOnly();
-        await click(req, res, url.searchParams);
+        await click(req, res, url.searchParams, url.search);
         return 'serve-click';
       case '/serve/imp':
         getOnly();

@@ -307,3 +307,40 @@ export function substituteMacros(text: string, f: NoticeFacts, encode = true): s
   };
   return text.replace(/\$\{(AUCTION_[A-Z_]+)\}/g, (m, name: string) => (name in values ? enc(values[name]) : m));
 }
+
+/**
+ * The click macros DSPs write in markup: a prefix the creative puts before its landing page, which
+ * `${CLICK_URL}` and `%%CLICK_URL_UNESC%%` take as is and `%%CLICK_URL_ESC%%` URL-encoded (for a
+ * buyer's tracker that nests it in a parameter of its own).
+ */
+const CLICK_MACROS = /\$\{CLICK_URL\}|%%CLICK_URL_(UNESC|ESC)%%/g;
+
+/**
+ * Substitutes the click macros with `clickUrl` (this ad server's signed click redirect, ending in a
+ * parameter the landing page is appended to). Known only once the decision is signed, so apart from
+ * the ${AUCTION_…} macros, which the bid's arrival fills.
+ */
+export function substituteClickMacros(markup: string, clickUrl: string): string {
+  // Quotes, brackets and spaces (a publisher's click prefix may hold them) are encoded, so the URL can
+  // end neither the markup's attribute nor its script string.
+  const safe = clickUrl.replace(/["'<>\\`\s]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+  return markup.replace(CLICK_MACROS, (_m, form?: string) => (form === 'ESC' ? encodeURIComponent(safe) : safe));
+}
+
+/** The landing page a buyer's creative appended to the click macro (escaped or not), if an http(s) URL. */
+export function landingOf(appended: string): string | undefined {
+  let url = appended;
+  if (!/^https?:\/\//i.test(url)) {
+    try {
+      url = decodeURIComponent(url);
+    } catch {
+      return undefined;
+    }
+  }
+  try {
+    const u = new URL(url);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.href : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -85,7 +85,9 @@ function renderNative(data: DecisionData, account: number, zoneId: number, endpo
   if (!spec || !native) return '';
   const tpl = data.ortbNativeAds(account, zoneId).find((n) => !n.ad.demandEndpoint || n.ad.demandEndpoint === endpoint)!;
   const assets = data.ortbNativeAssets(account, tpl.ad.template);
-  const values: Record<string, string> = { click_url: native.link?.url ?? '' };
+  // The landing page behind this platform's click URL (its macro is filled once the decision is signed), so the click counts.
+  const landing = native.link?.url;
+  const values: Record<string, string> = { click_url: landing ? `\${CLICK_URL}${encodeURIComponent(landing)}` : '' };
   for (const a of native.assets) {
     const def = assets.find((x) => x.id === a.id)?.asset;
     const value = a.title?.text ?? a.img?.url ?? a.data?.value ?? '';
@@ -283,7 +285,8 @@ export class PendingAuction {
         width,
         height,
         billingUrl: bid.burl ? substituteMacros(bid.burl, facts) : '',
-        advertiserDomain: bid.adomain?.[0] ?? '',
+        // Judged bids are checked for what the auction needs only: an adomain that is not a list of text is none.
+        advertiserDomain: Array.isArray(bid.adomain) && typeof bid.adomain[0] === 'string' ? bid.adomain[0].slice(0, 253) : '',
         creativeId: bid.crid ?? bid.adid ?? '',
         deal: bid.dealid ?? '',
       },

@@ -14,6 +14,7 @@ import type { Browser } from 'playwright-core';
 import { chromiumAvailable, launchBrowser, SCREENSHOTS } from '../../../gateway/test/support/browser';
 import { startOwnPlatform, type OwnPlatform } from '../../../gateway/test/support/own-platform';
 import { freePort, ROOT } from '../../../gateway/test/support/platform';
+import { answering, Bidder } from './bidder';
 import { within, zoneWithCampaign } from './serving-fixtures';
 
 const maybe = chromiumAvailable() ? test : test.skip;
@@ -49,7 +50,7 @@ pbjs.que.push(function () {
     timeout: 5000,
     bidsBackHandler: function () {
       var bid = pbjs.getHighestCpmBids('slot')[0];
-      window.bidSeen = bid ? { bidder: bid.bidderCode, cpm: bid.cpm, currency: bid.currency, width: bid.width, height: bid.height, creativeId: bid.creativeId, advertiserId: bid.meta.advertiserId } : null;
+      window.bidSeen = bid ? { bidder: bid.bidderCode, cpm: bid.cpm, currency: bid.currency, width: bid.width, height: bid.height, creativeId: bid.creativeId, advertiserId: bid.meta.advertiserId, advertiserDomains: bid.meta.advertiserDomains } : null;
       document.getElementById('bid').textContent = JSON.stringify(window.bidSeen);
       window.renderBid = function () { render(bid); };
     },
@@ -80,6 +81,7 @@ async function startSite(prebid: string): Promise<Site> {
     if (url === '/prebid.js') return void res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(prebid);
     if (url.startsWith('/creative.svg')) return void res.writeHead(200, { 'Content-Type': 'image/svg+xml' }).end(CREATIVE);
     if (url.startsWith('/pixel')) return void res.writeHead(204).end();
+    if (url.startsWith('/landing')) return void res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end('<!DOCTYPE html><title>Landing</title><h1>Shoes</h1>');
     const html = site.pages[url.split('?')[0]];
     if (html) return void res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(html);
     res.writeHead(404).end();
@@ -134,7 +136,7 @@ maybe("Prebid.js's adbutler adapter gets the placement's bid (a response, no imp
   try {
     await within(15_000, async () => (await tab.evaluate('window.bidSeen')) !== undefined, 100);
     const bid = await tab.evaluate('window.bidSeen');
-    expect(bid).toEqual({ bidder: 'adbutler', cpm: 2.5, currency: 'USD', width: 300, height: 250, creativeId: fx.placement.id, advertiserId: fx.advertiser.id });
+    expect(bid).toEqual({ bidder: 'adbutler', cpm: 2.5, currency: 'USD', width: 300, height: 250, creativeId: fx.placement.id, advertiserId: fx.advertiser.id, advertiserDomains: [] });
     // The bid is a response; nothing is shown yet, so no impression.
     let bidding: Record<string, number> = {};
     await within(15_000, async () => (bidding = await summary(api, item.id)).responses > before.responses, 600);
@@ -163,6 +165,70 @@ maybe("Prebid.js's adbutler adapter gets the placement's bid (a response, no imp
   await new Promise((r) => setTimeout(r, 1000));
   now = await summary(api, item.id);
   expect({ responses: now.responses - before.responses, impressions: now.impressions }).toEqual({ responses: 1, impressions: 1 });
+}, 120_000);
+
+maybe("a programmatic win through Prebid.js: the buyer's domain in the bid's meta, and a click on the rendered ad counts before the buyer's landing page", async () => {
+  const acct = await platform.newAccount();
+  const api = acct.live;
+  const made = async (p: string, body: Record<string, unknown>) => {
+    const res = await api.post(p, body);
+    expect({ p, status: res.status }).toEqual({ p, status: 200 });
+    return res.body;
+  };
+  const landing = `http://127.0.0.1:${site.port}/landing?from=buyer`;
+  const adm = `<a id="buy" href="%%CLICK_URL_UNESC%%${encodeURIComponent(landing)}" target="_blank"><img src="http://127.0.0.1:${site.port}/creative.svg" width="300" height="250" border="0"></a>`;
+  const bidder = await new Bidder(answering((r) => ({
+    id: r.id, cur: 'USD', seatbid: [{ seat: 's1', bid: [{ id: 'b1', impid: r.imp[0].id, price: 4.2, adm, adomain: ['buyer.example'], crid: 'c1', w: 300, h: 250 }] }],
+  }))).start();
+  try {
+    const pub = await made('/v2/publishers', { name: 'Daily News' });
+    const zone = await made('/v2/zones/standard', { name: 'Header bid slot', width: 300, height: 250, publisher: pub.id, allow_demand_sources: true });
+    const source = await made('/v2/demand-sources', { name: 'Exchange', network: 'openrtb' });
+    await made('/v2/demand-endpoints', { name: 'Exchange', demand_source: source.id, default_parameters: { url: `${bidder.url}/openrtb` }, supported_formats: ['display'], revenue_share: 80 });
+    site.pages['/programmatic.html'] = page({ accountID: String(acct.id), zoneID: String(zone.id), domain: `127.0.0.1:${servePort}` });
+    const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 900, height: 360 } });
+    const tab = await context.newPage();
+    try {
+      // The zone and endpoint reach serving shortly after they are made: reload until the bid comes.
+      await within(20_000, async () => {
+        await tab.goto(`http://127.0.0.1:${site.port}/programmatic.html`);
+        await within(10_000, async () => (await tab.evaluate('window.bidSeen')) !== undefined, 100);
+        return (await tab.evaluate('window.bidSeen')) !== null;
+      }, 500);
+      expect(await tab.evaluate('window.bidSeen')).toEqual({ bidder: 'adbutler', cpm: 4.2, currency: 'USD', width: 300, height: 250, creativeId: 0, advertiserId: 0, advertiserDomains: ['buyer.example'] });
+      await tab.evaluate('window.renderBid()');
+      let link: import('playwright-core').ElementHandle | undefined;
+      await within(10_000, async () => {
+        for (const frame of tab.frames()) {
+          if (frame === tab.mainFrame()) continue;
+          const found = await frame.$('#buy').catch(() => null);
+          if (found) return !!(link = found);
+        }
+        return false;
+      }, 100);
+      // The markup's click macro is this platform's signed click URL, the buyer's landing page after it.
+      const href = new URL((await link!.getAttribute('href'))!);
+      expect(`${href.origin}${href.pathname}`).toBe(`https://127.0.0.1:${servePort}/serve/click`);
+      expect(href.search.endsWith(`&url=${encodeURIComponent(landing)}`)).toBe(true);
+      const opened = context.waitForEvent('page', { timeout: 15_000 });
+      await link!.click();
+      const landed = await opened;
+      await landed.waitForURL(landing, { timeout: 15_000 });
+    } finally {
+      await tab.screenshot({ path: path.join(SCREENSHOTS, 'prebid-programmatic-bid.png') });
+      await context.close();
+    }
+    // The zone's report: the click, counted once.
+    let clicks = 0;
+    await within(15_000, async () => {
+      const res = await api.get('/v2/reports?type=zone&period=day&preset=today&summary=true');
+      clicks = res.body.data?.find((d: { id: number }) => d.id === zone.id)?.summary?.clicks ?? 0;
+      return clicks >= 1;
+    }, 600);
+    expect(clicks).toBe(1);
+  } finally {
+    await bidder.stop();
+  }
 }, 120_000);
 
 /** The ad item's summary in today's report (reports are rate-limited per account: callers poll slowly). */

@@ -11,7 +11,9 @@ import { dataFrom, type DecisionData } from '../decision-store';
 import { DemandClient } from '../demand/demand-client';
 import { isDemand, Programmatic } from '../demand/programmatic';
 import type { EventSink } from '../events';
+import { adMarkup, creativeOf, demandLanding, rendered } from '../render';
 import type { ServeRequest } from '../request';
+import { TokenSigner } from '../tracking';
 import { Bidder, type Behaviour } from './bidder';
 
 process.env.DEMAND_ALLOW_PRIVATE_NETWORKS = 'true';
@@ -73,6 +75,7 @@ const request = (): ServeRequest => ({
 });
 
 const visitor = { ip: '203.0.113.9', ua: 'Mozilla/5.0 test', userId: 'hashed-visitor', page: 'https://news.example/story', secure: true };
+const signer = new TokenSigner('programmatic-auction-test');
 const ctx = { visitor: 'hashed-visitor', ip: '203.0.113.9', userAgent: 'Mozilla/5.0 test', referrer: 'https://news.example/story' };
 
 describe('programmatic auction with real HTTP bidders', () => {
@@ -269,10 +272,40 @@ describe('programmatic auction with real HTTP bidders', () => {
         { id: 33, required: 1, data: { type: 1, len: 25 } },
       ],
     });
-    expect(isDemand(chosen) && chosen.demand.adm).toBe(
-      '<a href="https://buyer.example/shoes"><img src="https://cdn.buyer.example/shoe.jpg"><b>Running shoes &lt;50% off&gt;</b><i>Shoe Co</i></a>'
+    // The link goes through this platform's click URL, so the click counts before the landing page.
+    const x = rendered(creativeOf(data, chosen!)!, chosen!, { click: '', extra: '' }, signer, 'https://ads.example', false, Date.now());
+    const click = `https://ads.example/serve/click?t=${encodeURIComponent(signer.sign(x.decision))}&url=`;
+    expect(x.body).toBe(
+      `<a href="${click}https%3A%2F%2Fbuyer.example%2Fshoes"><img src="https://cdn.buyer.example/shoe.jpg"><b>Running shoes &lt;50% off&gt;</b><i>Shoe Co</i></a>`
         + '<img src="https://buyer.example/imp" width="1" height="1" alt="" style="display:none" />',
     );
+    expect(demandLanding(new URL(`${click}https%3A%2F%2Fbuyer.example%2Fshoes`).search)).toBe('https://buyer.example/shoes');
+  });
+
+  it("points a display bid's click macros at this platform's signed click URL, escaped where the macro asks", async () => {
+    const adm = '<a href="%%CLICK_URL_UNESC%%https%3A%2F%2Fbuyer.example%2Fa"><img src="x.png"></a>'
+      + '<a href="https://dsp.example/c?r=%%CLICK_URL_ESC%%https%253A%252F%252Fbuyer.example%252Fb">b</a>'
+      + '<script>var c = "${CLICK_URL}";</script>';
+    await bidder(bidding(4, { adm }));
+    const data = snapshot([{ id: 1, url: bidders[0].url }]);
+    const { chosen } = await run(data);
+    // A publisher's click tracker in front, with a quote that must not end the markup's attribute.
+    const x = rendered(creativeOf(data, chosen!)!, chosen!, { click: 'https://pub.example/c?x="&to=', extra: '' }, signer, 'https://ads.example', false, Date.now());
+    const click = `https://pub.example/c?x=%22&to=https://ads.example/serve/click?t=${encodeURIComponent(signer.sign(x.decision))}&url=`;
+    expect(x.body).toBe(
+      `<a href="${click}https%3A%2F%2Fbuyer.example%2Fa"><img src="x.png"></a>`
+        + `<a href="https://dsp.example/c?r=${encodeURIComponent(click)}https%253A%252F%252Fbuyer.example%252Fb">b</a>`
+        + `<script>var c = "${click}";</script>`,
+    );
+    expect(x.item.adItem!.customHtml).toBe(x.body);
+    expect(adMarkup(x)).toBe(x.body);
+    // What the buyer appends, escaped or not; anything but an http(s) URL is no landing page.
+    expect(demandLanding('?t=abc&url=https%3A%2F%2Fbuyer.example%2Fa%3Fq%3D1%26r%3D2')).toBe('https://buyer.example/a?q=1&r=2');
+    expect(demandLanding('?t=abc&url=https://buyer.example/a?q=1&r=2')).toBe('https://buyer.example/a?q=1&r=2');
+    expect(demandLanding('?t=abc&url=')).toBe('');
+    expect(demandLanding('?t=abc')).toBe('');
+    expect(demandLanding('?t=abc&url=javascript%3Aalert(1)')).toBeUndefined();
+    expect(demandLanding('?t=abc&url=%E0%A4%A')).toBeUndefined();
   });
 
   it('asks no endpoint of a zone that does not allow demand, nor an inactive endpoint', async () => {

@@ -97,6 +97,53 @@ describe('programmatic demand on the ad tags', () => {
     // Prebid's adapter (type=hbr) gets the same auction: the bid's price is the header bid's CPM.
     const hb = (await serveGet(serving(), `/adserve/;ID=${acct.id};type=hbr;setID=${zone.id};pid=page-1;place=0;`, { Origin: 'https://publisher.example' })).body;
     expect(hb).toMatchObject({ status: 'SUCCESS', cpm: 3.75, width: 300, height: 250, ad_code: '<div id="buyer-creative">bought at 3.75</div>' });
+    // The buyer's domain (the bid's adomain) for Prebid's meta.advertiserDomains; a bid names no advertiser.
+    expect(hb.advertiser).toEqual({ id: 0, name: '', domain: 'buyer.example' });
+  });
+
+  it("counts a click on a winning bid through its click macro, then sends the visitor to the buyer's landing page", async () => {
+    // An account of its own: the other tests' endpoints would bid for this zone too.
+    const own = await newAccount();
+    const post = async (path: string, body: Record<string, unknown>) => {
+      const res = await own.live.post(path, body);
+      if (res.status !== 200) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    };
+    const adm = '<a id="buy" href="%%CLICK_URL_UNESC%%https%3A%2F%2Fbuyer.example%2Flanding%3Fc%3D7%26d%3D8"><img src="https://cdn.buyer.example/a.png"></a>';
+    const b = await bidder((r, base) => bid(r, base, 2.5, adm));
+    const pub = await post('/v2/publishers', { name: 'Clicks' });
+    const zone = await post('/v2/zones/standard', { name: 'Clickable slot', width: 300, height: 250, publisher: pub.id, allow_demand_sources: true });
+    const source = await post('/v2/demand-sources', { name: 'Exchange', network: 'openrtb' });
+    const endpoint = await post('/v2/demand-endpoints', { name: 'Exchange EU', demand_source: source.id, default_parameters: { url: `${b.url}/openrtb` }, supported_formats: ['display'], revenue_share: 80 });
+    let answer: any;
+    await within(10_000, async () => {
+      answer = (await serveGet(serving(), `/adserve/;ID=${own.id};setID=${zone.id};type=json`)).body;
+      return answer?.status === 'SUCCESS';
+    }, 100);
+    const href = /href="([^"]+)"/.exec(answer.placements.placement_1.body)![1];
+    const click = new URL(href);
+    expect(click.pathname).toBe('/serve/click');
+    expect(click.search).toMatch(/^\?t=[^&]+&url=https%3A%2F%2Fbuyer\.example%2Flanding%3Fc%3D7%26d%3D8$/);
+
+    // Not a landing page: refused, and nothing counted.
+    const bad = await serveGet(serving(), `${click.pathname}${click.search.replace(/&url=.*$/, '&url=javascript%3Aalert(1)')}`);
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ object: 'error', parameters: [{ field: 'url' }] });
+
+    const followed = await serveGet(serving(), `${click.pathname}${click.search}`);
+    expect(followed.status).toBe(302);
+    expect(followed.headers.location).toBe('https://buyer.example/landing?c=7&d=8');
+
+    // The click counts for the zone (its demand-source report has no clicks column, as the reference's has none).
+    let summary: any;
+    await within(10_000, async () => {
+      const res = await own.live.get(`/v2/reports?type=zone&period=day&preset=today`);
+      summary = res.body.data?.find((e: { id: number }) => e.id === zone.id)?.summary;
+      return summary?.clicks === 1;
+    }, 250);
+    expect(summary).toMatchObject({ responses: 1, clicks: 1 });
+    expect((await own.live.get(`/v2/reports/click-details?preset=today&limit=10`)).body.data).toHaveLength(1);
+    expect(endpoint.demand_source).toBe(source.id);
   });
 
   it('leaves a zone that does not allow demand to its own placements, and a test key never asks a bidder', async () => {
