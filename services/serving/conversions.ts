@@ -15,6 +15,14 @@ const CONVERSION_KINDS = new Set([...AD_ITEM_KINDS, 'standard_campaign', 'standa
 
 const conversionsRefused = new Counter({ name: 'serving_conversions_refused_total', help: 'Conversion pixels over CONVERSION_LIMIT per client address and account a minute, not recorded', registers: [registry] });
 
+/** Whether a click's decision touched the resource a conversion tag names. */
+function touched(d: Decision, kind: string, id: number): boolean {
+  if (AD_ITEM_KINDS.has(kind)) return d.adItemKind === kind && d.adItem === id;
+  if (kind === 'standard_campaign' || kind === 'vast_campaign') return d.campaign === id;
+  if (kind === 'vast_placement') return d.placement === id;
+  return d.zone === id;
+}
+
 /**
  * The conversion pixel (`/serve/conversion`): attributed to the browser's last click on the
  * account's ads when there was one. A value is credited only after a click, an order reference counts
@@ -60,12 +68,15 @@ export class Conversions {
     const reference = macro(q.get('ref'), 'ref').slice(0, 255);
     // A test tag (test=1) and an unknown target answer the pixel and record nothing.
     // VAST placements are held under display's name (decision-store's HELD_AS).
-    const target = q.get('test') === '1' ? undefined : this.data.current.get(account, kind === 'vast_placement' ? 'placement' : kind, id);
-    if (!target || !this.allowed(`${account}:${clientIp(req)}`)) return;
-    const ctx = this.visitors.context(req, res);
+    if (q.get('test') === '1') return;
     // Attribute to the last click on this account's ads when this browser made one.
     const clicked = this.signer.verify(safeDecode(cookies(req).adsrv_c ?? ''));
     const attributed = !!clicked && !clicked.test && clicked.account === account;
+    // The target must be known: held in decision data, or what this browser's signed click touched (an
+    // ad item no placement names any more, after its campaign was archived, is no longer held).
+    const known = !!this.data.current.get(account, kind === 'vast_placement' ? 'placement' : kind, id) || (attributed && touched(clicked, kind, id));
+    if (!known || !this.allowed(`${account}:${clientIp(req)}`)) return;
+    const ctx = this.visitors.context(req, res);
     const d: Partial<Decision> & { account: number } = attributed ? { ...clicked } : { account };
     if (!attributed) {
       if (AD_ITEM_KINDS.has(kind)) {

@@ -170,3 +170,37 @@ test('a graceful stop (SIGTERM) under load loses no event of an answered request
   expect(answered.size).toBeGreaterThan(100);
   expect(missing).toEqual([]);
 }, 60_000);
+
+test("a serving process started after a campaign was archived does not hold its ad item; a conversion after a click on it still counts, one without a click records nothing", async () => {
+  const own = await newAccount();
+  const mine = await zoneWithCampaign(own.live, [1]);
+  const item = mine.items[0].id;
+  const serve = () => serveGet(servingA(), `/serve/json?account=${own.id}&zone=${mine.zone.id}`);
+  await within(20_000, async () => (await serve()).body?.status === 'SUCCESS', 100);
+  const d = await serve();
+  const click = new URL(d.body.placements.placement_1.redirect_url);
+  const clicked = await serveGet(servingA(), `${click.pathname}${click.search}`);
+  const cookie = ([] as string[]).concat(clicked.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]).find((c) => c.startsWith('adsrv_c='))!;
+  expect(cookie).toBeDefined();
+  // Archiving the campaign archives its placement and assignment: nothing names the ad item now, so a
+  // snapshot taken after it leaves the ad item out.
+  expect((await own.live.get(`/v2/campaigns/standard/${mine.campaign.id}/archive`)).status).toBe(200);
+  await within(20_000, async () => (await serve()).body?.status === 'NO_ADS', 100);
+  const port = await freePort();
+  const fresh = startChild('services/serving/main.js', { SERVING_PORT: String(port), METRICS_PORT: String(await freePort()) });
+  try {
+    const base = `http://127.0.0.1:${port}`;
+    await within(15_000, async () => (await serveGet(base, '/healthz').catch(() => ({ status: 0 }))).status === 200, 100);
+    const conv = (ref: string, headers: Record<string, string> = {}) => serveGet(base, `/serve/conversion?account=${own.id}&type=image_ad_item&id=${item}&ref=${ref}`, headers);
+    expect((await conv('after-click', { Cookie: cookie })).status).toBe(200);
+    expect((await conv('no-click')).status).toBe(200);
+    await within(20_000, async () => (await reportedEvents(info(), own.id)).some((e) => e.kind === 4), 200);
+    await new Promise((r) => setTimeout(r, 1000));
+    const conversions = (await reportedEvents(info(), own.id)).filter((e) => e.kind === 4);
+    const decision = JSON.parse(Buffer.from(decodeURIComponent(new URL(d.body.placements.placement_1.accupixel_url).searchParams.get('t')!).split('.')[0], 'base64url').toString())[1];
+    expect(conversions).toHaveLength(1);
+    expect(conversions[0]).toMatchObject({ decision, ad_item_id: String(item) });
+  } finally {
+    await stopChild(fresh);
+  }
+}, 60_000);
