@@ -34,9 +34,10 @@ export const DECISION_KINDS = new Set([
 ]);
 
 /**
- * Display ad items reach serving only while a placement or a campaign assignment names them: serving
- * reaches an ad item through those alone, and an account's library of unplaced ad items (a million of
- * them in the bench) would otherwise sit in every serving process's memory.
+ * Display ad items reach serving only while a placement or a campaign assignment names them (or did,
+ * within the last 30 days: see namingRows): serving reaches an ad item through those alone, and an
+ * account's library of unplaced ad items (a million of them in the bench) would otherwise sit in every
+ * serving process's memory.
  */
 const HELD_AD_ITEM_KINDS: ReadonlySet<string> = new Set(DISPLAY_AD_ITEM_KINDS);
 const AD_ITEM_NAMING_KINDS = ['placement', 'campaign_assignment'];
@@ -486,14 +487,23 @@ function resourceRows(knex: Knex, mode: DecisionMode, ids: number[]): Promise<Re
   return knex('resources').whereIn('id', ids).andWhere('mode', mode).select('id', 'account_id', 'kind', 'mode', 'attributes', 'archived_at');
 }
 
-/** Which of these ad items an unarchived placement or campaign assignment of their account names. */
-async function namedAdItems(knex: Knex, mode: DecisionMode, adItems: Pick<ResourceRow, 'id' | 'account_id'>[]): Promise<number[]> {
-  const rows: { id: string | null }[] = await knex('resources')
+/**
+ * Placements and assignments whose ad items serving holds: unarchived ones, and those archived within
+ * the 30 days a click's cookie lasts, so a click on an ad served before its campaign was archived still
+ * redirects, and its conversion still counts, on a serving process started since.
+ */
+function namingRows(knex: Knex, mode: DecisionMode): Knex.QueryBuilder {
+  return knex('resources')
     .distinct(knex.raw(`${NAMED_AD_ITEM_SQL} as id`))
     .where('mode', mode)
-    .whereIn('account_id', [...new Set(adItems.map((r) => r.account_id))])
     .whereIn('kind', AD_ITEM_NAMING_KINDS)
-    .whereNull('archived_at')
+    .where((q) => q.whereNull('archived_at').orWhere('archived_at', '>', knex.raw("now() - interval '30 days'")));
+}
+
+/** Which of these ad items a placement or campaign assignment of their account names (namingRows). */
+async function namedAdItems(knex: Knex, mode: DecisionMode, adItems: Pick<ResourceRow, 'id' | 'account_id'>[]): Promise<number[]> {
+  const rows: { id: string | null }[] = await namingRows(knex, mode)
+    .whereIn('account_id', [...new Set(adItems.map((r) => r.account_id))])
     .whereIn(knex.raw(NAMED_AD_ITEM_SQL) as unknown as string, adItems.map((r) => String(r.id)));
   return rows.map((r) => Number(r.id));
 }
@@ -527,11 +537,7 @@ async function sendSnapshot(knex: Knex, send: (u: DecisionDataUpdate) => void, v
     sendChunk(rows, false);
     after = rows[rows.length - 1].id;
   }
-  const named: { id: string | null }[] = await knex('resources')
-    .distinct(knex.raw(`${NAMED_AD_ITEM_SQL} as id`))
-    .where('mode', mode)
-    .whereIn('kind', AD_ITEM_NAMING_KINDS)
-    .whereNull('archived_at');
+  const named: { id: string | null }[] = await namingRows(knex, mode);
   const ids = named.map((r) => Number(r.id)).filter((id) => Number.isSafeInteger(id) && id > 0);
   for (let i = 0; ; i += SNAPSHOT_CHUNK) {
     const chunk = ids.slice(i, i + SNAPSHOT_CHUNK);

@@ -171,36 +171,66 @@ test('a graceful stop (SIGTERM) under load loses no event of an answered request
   expect(missing).toEqual([]);
 }, 60_000);
 
-test("a serving process started after a campaign was archived does not hold its ad item; a conversion after a click on it still counts, one without a click records nothing", async () => {
-  const own = await newAccount();
-  const mine = await zoneWithCampaign(own.live, [1]);
-  const item = mine.items[0].id;
-  const serve = () => serveGet(servingA(), `/serve/json?account=${own.id}&zone=${mine.zone.id}`);
+/** A serving process of the shared platform's inventory, started now (so its snapshot is taken now). */
+async function freshServing(): Promise<{ base: string; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const child = startChild('services/serving/main.js', { SERVING_PORT: String(port), METRICS_PORT: String(await freePort()) });
+  const base = `http://127.0.0.1:${port}`;
+  await within(15_000, async () => (await serveGet(base, '/healthz').catch(() => ({ status: 0 }))).status === 200, 100);
+  return { base, stop: () => stopChild(child) };
+}
+
+/** A decision on serving A and a click on it: the decision id and the click cookie. */
+async function clickedAd(own: TestAccount, zone: number) {
+  const serve = () => serveGet(servingA(), `/serve/json?account=${own.id}&zone=${zone}`);
   await within(20_000, async () => (await serve()).body?.status === 'SUCCESS', 100);
-  const d = await serve();
-  const click = new URL(d.body.placements.placement_1.redirect_url);
+  const p = (await serve()).body.placements.placement_1;
+  const click = new URL(p.redirect_url);
   const clicked = await serveGet(servingA(), `${click.pathname}${click.search}`);
   const cookie = ([] as string[]).concat(clicked.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]).find((c) => c.startsWith('adsrv_c='))!;
   expect(cookie).toBeDefined();
-  // Archiving the campaign archives its placement and assignment: nothing names the ad item now, so a
-  // snapshot taken after it leaves the ad item out.
+  const decision = JSON.parse(Buffer.from(decodeURIComponent(new URL(p.accupixel_url).searchParams.get('t')!).split('.')[0], 'base64url').toString())[1] as string;
+  return { serve, clickPath: `${click.pathname}${click.search}`, cookie, decision };
+}
+
+const conversionsOf = async (account: number) => {
+  await new Promise((r) => setTimeout(r, 1000));
+  return (await reportedEvents(info(), account)).filter((e) => e.kind === 4).map((e) => ({ decision: e.decision, ad_item_id: Number(e.ad_item_id) }));
+};
+
+test("a serving process started after a campaign was archived still holds its ad item for the clicks' 30 days: a click on an earlier ad redirects, its conversion counts", async () => {
+  const own = await newAccount();
+  const mine = await zoneWithCampaign(own.live, [1]);
+  const ad = await clickedAd(own, mine.zone.id);
   expect((await own.live.get(`/v2/campaigns/standard/${mine.campaign.id}/archive`)).status).toBe(200);
-  await within(20_000, async () => (await serve()).body?.status === 'NO_ADS', 100);
-  const port = await freePort();
-  const fresh = startChild('services/serving/main.js', { SERVING_PORT: String(port), METRICS_PORT: String(await freePort()) });
+  await within(20_000, async () => (await ad.serve()).body?.status === 'NO_ADS', 100);
+  const fresh = await freshServing();
   try {
-    const base = `http://127.0.0.1:${port}`;
-    await within(15_000, async () => (await serveGet(base, '/healthz').catch(() => ({ status: 0 }))).status === 200, 100);
-    const conv = (ref: string, headers: Record<string, string> = {}) => serveGet(base, `/serve/conversion?account=${own.id}&type=image_ad_item&id=${item}&ref=${ref}`, headers);
-    expect((await conv('after-click', { Cookie: cookie })).status).toBe(200);
+    const again = await serveGet(fresh.base, ad.clickPath);
+    expect(again.status).toBe(302);
+    expect(again.headers.location).toBe('https://advertiser.example/landing/ad0');
+    expect((await serveGet(fresh.base, `/serve/conversion?account=${own.id}&type=image_ad_item&id=${mine.items[0].id}&ref=o1`, { Cookie: ad.cookie })).status).toBe(200);
+    await within(20_000, async () => (await reportedEvents(info(), own.id)).some((e) => e.kind === 4), 200);
+    expect(await conversionsOf(own.id)).toEqual([{ decision: ad.decision, ad_item_id: mine.items[0].id }]);
+  } finally {
+    await fresh.stop();
+  }
+}, 60_000);
+
+test('an ad item nothing names (its assignment deleted) is not held by a serving process started since; a conversion after a click on it still counts, one without a click records nothing', async () => {
+  const own = await newAccount();
+  const mine = await zoneWithCampaign(own.live, [1]);
+  const ad = await clickedAd(own, mine.zone.id);
+  expect((await own.live.del(`/v2/campaign-assignments/${mine.assignments[0].id}`)).status).toBe(200);
+  await within(20_000, async () => (await ad.serve()).body?.status === 'NO_ADS', 100);
+  const fresh = await freshServing();
+  try {
+    const conv = (ref: string, headers: Record<string, string> = {}) => serveGet(fresh.base, `/serve/conversion?account=${own.id}&type=image_ad_item&id=${mine.items[0].id}&ref=${ref}`, headers);
+    expect((await conv('after-click', { Cookie: ad.cookie })).status).toBe(200);
     expect((await conv('no-click')).status).toBe(200);
     await within(20_000, async () => (await reportedEvents(info(), own.id)).some((e) => e.kind === 4), 200);
-    await new Promise((r) => setTimeout(r, 1000));
-    const conversions = (await reportedEvents(info(), own.id)).filter((e) => e.kind === 4);
-    const decision = JSON.parse(Buffer.from(decodeURIComponent(new URL(d.body.placements.placement_1.accupixel_url).searchParams.get('t')!).split('.')[0], 'base64url').toString())[1];
-    expect(conversions).toHaveLength(1);
-    expect(conversions[0]).toMatchObject({ decision, ad_item_id: String(item) });
+    expect(await conversionsOf(own.id)).toEqual([{ decision: ad.decision, ad_item_id: mine.items[0].id }]);
   } finally {
-    await stopChild(fresh);
+    await fresh.stop();
   }
 }, 60_000);
