@@ -84,11 +84,14 @@ test('day-parting: the hours of the target zone (DST included) decide', async ()
   const open = await mk(now);
   const closed = await mk(notNow);
   await within(5000, async () => (await served(open.z)) === String(open.item));
+  // The closed zone's ad exists and is excluded by day-parting, which the debug answer says once its
+  // placement has reached serving (it was made after the open one's, and may arrive a poll later).
+  const debug = () => acct.live.get(`/v2/adserve?ID=${acct.id}&setID=${closed.z}&type=json&debug=1`);
+  await within(5000, async () => (await debug()).body?.excluded?.length > 0);
+  const answer = await debug();
+  expect(answer.status).toBe(200);
+  expect(answer.body.excluded).toEqual([expect.objectContaining({ placement: closed.placement, rule: 'day_parting' })]);
   expect((await adserve(closed.z)).body).toEqual({ status: 'NO_ADS' });
-  // The closed zone's ad exists and is excluded by day-parting, which the debug answer says.
-  const debug = await acct.live.get(`/v2/adserve?ID=${acct.id}&setID=${closed.z}&type=json&debug=1`);
-  expect(debug.status).toBe(200);
-  expect(debug.body.excluded).toEqual([expect.objectContaining({ placement: closed.placement, rule: 'day_parting' })]);
 });
 
 test('platform: mobile and desktop user agents', async () => {
