@@ -5,6 +5,7 @@ import proxyaddr from 'proxy-addr';
 import { describeProxiedRoute } from './api/route-docs';
 import { envStr } from '../services/shared/config';
 import { internalToken } from '../services/shared/internal-token';
+import { injectTraceContext } from '../services/shared/telemetry';
 import { log } from '../services/shared/log';
 import { ctxOf } from './context';
 import { apiErrors } from './errors';
@@ -50,6 +51,10 @@ const FORWARDED_HEADERS = ['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-p
 export function prepareForServing(req: IncomingMessage, tenant?: { accountId: number; mode: string }): void {
   const h = req.headers;
   for (const name of GATEWAY_ONLY_HEADERS) delete h[name];
+  // Serving's span continues the gateway's (a client's own trace context was the gateway span's parent).
+  delete h.traceparent;
+  delete h.tracestate;
+  injectTraceContext(h);
   if (trusts()(req.socket.remoteAddress ?? '', 0)) {
     h['x-forwarded-for'] = proxyaddr(req, trusts());
   } else {
