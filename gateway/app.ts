@@ -128,7 +128,10 @@ export function createApp(opts: GatewayOptions): express.Express {
 
 /** The route template that answered a request (metrics label and span name), or 'unmatched'. */
 export function routeLabel(req: Request): string {
-  return req.route?.path ? String(req.route.path) : 'unmatched';
+  if (req.route?.path) return String(req.route.path);
+  // Middleware that answers a path of its own (the /v2/adserve proxy) names it, having no express route.
+  const own = req.res?.locals.route;
+  return typeof own === 'string' ? own : 'unmatched';
 }
 
 /** Headers of every answer the gateway writes itself; HSTS over HTTPS only. */

@@ -136,6 +136,7 @@ export function v2AdserveProxy(): express.RequestHandler {
   }) as unknown as express.RequestHandler;
   return (req, res, next) => {
     if (req.path !== '/v2/adserve') return next();
+    res.locals.route = '/v2/adserve';
     prepareForServing(req, ctxOf(res).tenant);
     return proxy(req, res, next);
   };

@@ -22,9 +22,13 @@ describe('operator contract', () => {
 
   test('the gateway and every service serve Prometheus metrics', async () => {
     await request('GET', '/v1/publishers', undefined, { headers: { Authorization: 'Basic nope' } });
+    // /v2/adserve is answered by the serving proxy, not an express route: it is labelled by its path all the same.
+    const acct = await newAccount();
+    expect((await acct.test.get(`/v2/adserve?ID=${acct.id}&setID=1&type=json`)).status).toBe(200);
     const gw = await plainGet(Number(process.env.METRICS_PORT), '/metrics');
     expect(gw.status).toBe(200);
     expect(gw.body).toContain('http_requests_total');
+    expect(gw.body).toMatch(/http_requests_total\{route="\/v2\/adserve",method="GET",code="200",version="v2"\} [1-9]/);
     expect(gw.body).toContain('grpc_client_handled_total');
     for (const s of ['ACCOUNTS', 'INVENTORY', 'SELFSERVE', 'REPORTING']) {
       const m = await plainGet(Number(process.env[`${s}_METRICS_PORT`]), '/metrics');
