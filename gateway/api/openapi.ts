@@ -37,7 +37,8 @@ export function fieldSchema(spec: FieldSpec, version: ApiVersion): JsonSchema {
   switch (spec.type) {
     case 'ref': {
       const title = spec.ref ? getKind(spec.ref).title : 'resource';
-      s = { type: 'integer', minimum: 1, description: `Id of a ${title}; expandable with 'expand'.` };
+      s = { type: 'integer', minimum: spec.zeroAsNull ? 0 : 1, description: `Id of a ${title}; expandable with 'expand'.` };
+      if (spec.zeroAsNull) notes.push('0 counts as null (none).');
       break;
     }
     case 'typed_ref': {

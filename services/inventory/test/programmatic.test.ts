@@ -215,6 +215,10 @@ describe('programmatic rules and shapes', () => {
     });
     const d = await made(api, '/v2/pmp-deals', {});
     expect(d).toMatchObject({ name: null, bid_floor: null, whitelist_seats: [], geo_target: null, audience_target: null, standard_zones: [], vast_zones: [] });
+    // The reference's "no geo target" for a deal is 0: taken, and kept as null; a negative id is not.
+    expect((await made(api, '/v2/pmp-deals', { geo_target: 0 })).geo_target).toBeNull();
+    expect((await api.put(`/v2/pmp-deals/${d.id}`, { geo_target: 0 })).body.geo_target).toBeNull();
+    expect(paramFor(expectError(await api.post('/v2/pmp-deals', { geo_target: -1 }), 400, 'v2'), 'geo_target').message).toMatch(/positive id/);
     // A source's network is what it is: the reference's update body has none.
     const res = await api.put(`/v2/demand-sources/${src.id}`, { network: 'openrtb' });
     expect(paramFor(expectError(res, 400, 'v2'), 'network').type).toBe('read_only');

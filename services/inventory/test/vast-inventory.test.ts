@@ -204,6 +204,8 @@ describe('VAST inventory in the reference shapes, with its own rules', () => {
     expectReferenceShape('/v2/vast-campaign-assignments/{id}', 'get', (await api.get(`/v2/vast-campaign-assignments/${assignment.id}`)).body);
     const schedule = await made(api, '/v2/vast-schedules', { start_at: '2030-01-01T00:00:00-05:00', quota_lifetime: 100, quota_type: 'views' });
     expect(schedule.start_date).toBe('2030-01-01 05:00:00');
+    // The reference's "no geo target" for a VAST schedule is 0: taken, and kept as null.
+    expect((await made(api, '/v2/vast-schedules', { start_date: '2030-01-01 00:00:00', geo_target: 0 })).geo_target).toBeNull();
     expectReferenceShape('/v2/vast-schedules/{id}', 'get', (await api.get(`/v2/vast-schedules/${schedule.id}`)).body);
     const placement = await made(api, '/v2/vast-placements', { advertisement: { id: campaign.id, type: 'vast_campaign' }, zone: zone.id, schedule: schedule.id });
     expectReferenceShape('/v2/vast-placements/{id}', 'get', (await api.get(`/v2/vast-placements/${placement.id}`)).body, PRIORITY_AS_NAMED);

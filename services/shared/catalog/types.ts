@@ -39,6 +39,8 @@ export interface FieldSpec {
   maxLength?: number;
   /** An empty string counts as "not given" (passwords: random when blank). */
   blankAsMissing?: boolean;
+  /** For 'ref': 0 is taken as null, where the reference documents 0 as "none" (a PMP deal's geo target). */
+  zeroAsNull?: boolean;
   format?: 'email' | 'url' | 'date' | 'size';
   /** A regular expression (JavaScript syntax, anchored by the author) a string must match. */
   pattern?: string;

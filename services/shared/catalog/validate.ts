@@ -52,9 +52,10 @@ export function validateInput(kind: ResourceKind, input: unknown, op: Op): Valid
       continue;
     }
     if (spec.blankAsMissing && raw === '') continue;
-    const problem = checkValue(spec, raw, 0);
+    const value = spec.zeroAsNull && raw === 0 ? null : raw;
+    const problem = checkValue(spec, value, 0);
     if (problem) errors.push({ field: name, type: 'invalid_value', message: `'${name}' ${problem}.` });
-    else values[name] = raw as Json;
+    else values[name] = value as Json;
   }
   if (op === 'create') {
     for (const [name, spec] of Object.entries(kind.fields)) {

@@ -97,7 +97,8 @@ export const pmpDeal: ResourceKind = {
     bid_floor: cpm,
     // Buyer seats that may bid on the deal; empty: any seat.
     whitelist_seats: { type: 'array', default: [], maxLength: 500, items: { type: 'string', minLength: 1, maxLength: 255 } },
-    geo_target: geoTarget,
+    // The reference documents 0 as a deal's "no geo target".
+    geo_target: { ...geoTarget, zeroAsNull: true },
     // User DB audiences do not exist on this platform: only null is taken (hooks say why).
     audience_target: { type: 'integer', nullable: true, min: 1, default: null },
     // The zones whose pmp_deals (a VAST zone's rtb_options.pmp_deals) name the deal, computed on read.

@@ -128,8 +128,9 @@ export const vastSchedule: ResourceKind = {
     delivery_method: { type: 'string', enum: ['default', 'smooth'], default: 'default' },
     ...scheduleWindow,
     ...scheduleQuota,
-    // VAST placements carry no geo target of their own: their schedule's applies.
-    geo_target: { type: 'ref', ref: 'geo_target', nullable: true, default: null, onRefDelete: 'nullify' },
+    // VAST placements carry no geo target of their own: their schedule's applies. The reference
+    // documents 0 as "no geo target".
+    geo_target: { type: 'ref', ref: 'geo_target', nullable: true, default: null, onRefDelete: 'nullify', zeroAsNull: true },
     day_parting_id: optionalInt,
     // The weight of the schedule's placements (VAST placements have none of their own).
     weight: { type: 'integer', min: 1, max: 1000000, default: 1 },
