@@ -12,7 +12,8 @@ import { decisionOf } from './render';
 import { HttpError, vastRequest, type ServeRequest } from './request';
 import type { Decision, TokenSigner } from './tracking';
 import { vastDocument, type VastVersion } from './vast';
-import { vastAdElement, vastPlayable } from './vast-serving';
+import { eventUrl, own, vastAdElement, vastPlayable } from './vast-serving';
+import { trackedVastBid } from './demand/vast-bid';
 import type { Visitors } from './visitor';
 import { vast4Destination } from './vast4-serving';
 import { isDemand, type DemandCandidate } from './demand/candidate';
@@ -111,13 +112,12 @@ export class VideoServing {
   }
 
   /**
-   * A winning VAST bid: the buyer's document with this platform's impression (and error) URL added to
-   * each of its ads, next to the buyer's own, so the impression counts when the player shows it.
+   * A winning VAST bid: the buyer's document with this platform's impression and click tracking added
+   * beside the buyer's own, so both count when the player shows the ad and the viewer clicks it.
    */
   private serveBid(c: DemandCandidate, d: Decision, req: http.IncomingMessage, res: http.ServerResponse, r: ServeRequest): void {
-    const token = encodeURIComponent(this.deps.signer.sign(d));
-    const ours = `<Impression><![CDATA[${this.base}/vast/imp?t=${token}]]></Impression>`;
-    const xml = c.demand.adm.replace(/<(InLine|Wrapper)(\s[^>]*)?>([\s\S]*?)(<Impression[\s>]|<Creatives[\s>])/g, (_m, tag: string, attrs: string | undefined, head: string, next: string) => `<${tag}${attrs ?? ''}>${head}${ours}${next}`);
+    const urls = { base: this.base, token: encodeURIComponent(this.deps.signer.sign(d)) };
+    const xml = trackedVastBid(c.demand.adm, { impression: own(urls, '/vast/imp'), click: eventUrl(urls, 'click') });
     this.deps.events.push(decisionEvent(EventKind.RESPONSE, d, this.deps.visitors.context(req, res, r.ip)));
     res.writeHead(200, { 'Content-Type': 'application/xml; charset=utf-8', 'Content-Length': Buffer.byteLength(xml), 'Cache-Control': 'no-store' });
     res.end(xml);

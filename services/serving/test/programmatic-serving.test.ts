@@ -165,7 +165,7 @@ describe('programmatic demand on the ad tags', () => {
     expect(b.requests).toHaveLength(0);
   });
 
-  it('serves a winning VAST bid to a player with the platform impression beside the buyer one', async () => {
+  it('serves a winning VAST bid to a player with the platform impression beside the buyer one, and counts its click', async () => {
     const b = await bidder((r, base) => (r.imp[0].video ? bid(r, base, 6, VAST_BID) : undefined));
     const pub = await made('/v2/publishers', { name: 'Video site' });
     const zone = await made('/v2/vast-zones', { name: 'Programmatic pre-roll', publisher: pub.id, rtb_options: { player_width: 640, player_height: 360, mime_types: ['video/mp4'], min_duration: 5, max_duration: 30, linearity: 'linear', bid_floor: 2 } });
@@ -183,5 +183,14 @@ describe('programmatic demand on the ad tags', () => {
     const ours = new URL(impressions[0]);
     expect((await serveGet(serving(), `${ours.pathname}${ours.search}`)).status).toBe(200);
     await within(5000, async () => b.notices.some((n) => n.startsWith('/bill?price=6')));
+    // The player's click tracker: ours, added to the buyer's Linear, counts the click in the zone's VAST report.
+    const clicks = (parsed.ads[0].creatives[0] as unknown as { videoClickTrackingURLTemplates: { url: string }[] }).videoClickTrackingURLTemplates.map((c) => c.url);
+    expect(clicks).toEqual([expect.stringMatching(/\/vast\/event\?t=.+&e=click$/)]);
+    const tracker = new URL(clicks[0]);
+    expect((await serveGet(serving(), `${tracker.pathname}${tracker.search}`)).status).toBe(200);
+    await within(10_000, async () => {
+      const res = await acct.live.get(`/v2/vast-reports?type=zone&period=day&preset=today`);
+      return res.body.data?.find((e: { id: number }) => e.id === zone.id)?.summary?.clicks === 1;
+    }, 250);
   });
 });
