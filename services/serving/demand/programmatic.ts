@@ -11,7 +11,7 @@ import type { GeoLocation } from '../targeting/geo';
 import { randomToken, type Decision } from '../tracking';
 import { SpendLimits } from './spend-limits';
 import { DemandClient, DemandError, demandLatency, demandRequests } from './demand-client';
-import { bidRequest, judgeAnswer, LOSS, money, nativeResponseOf, substituteMacros, type Judged, type NativeRequest, type NoticeFacts, type OfferedDeal, type Opportunity } from './openrtb';
+import { bidRequest, CURRENCY, judgeAnswer, LOSS, money, nativeResponseOf, substituteMacros, type Judged, type NativeRequest, type NoticeFacts, type OfferedDeal, type Opportunity } from './openrtb';
 
 /**
  * Programmatic demand in a decision: which demand endpoints a zone asks, the bid requests sent to them
@@ -125,8 +125,12 @@ export class Programmatic {
     return endpointsFor(data, account, zone, video).length > 0;
   }
 
-  /** Starts the auction of one live request; its bids arrive by the zone's budget. */
-  open(data: DecisionData, r: ServeRequest, visitor: DemandVisitor, video: boolean): PendingAuction | undefined {
+  /**
+   * Starts the auction of one live request; its bids arrive by the zone's budget. A `debug` auction
+   * (decision debug) asks the same endpoints with OpenRTB's `test: 1` (not billable) and is never
+   * settled: no notice, no metric, no event.
+   */
+  open(data: DecisionData, r: ServeRequest, visitor: DemandVisitor, video: boolean, debug = false): PendingAuction | undefined {
     const zoneEntity = data.zone(r.account, r.zone, video);
     const zone = zoneEntity?.zone;
     if (!zone) return undefined;
@@ -169,7 +173,7 @@ export class Programmatic {
       zoneFloor: zone.bidFloor ? Number(zone.bidFloor) : 0,
       minPayout: zone.minPayout ? Number(zone.minPayout) : 0,
     };
-    return new PendingAuction(this.client, this.events, data, zoneEntity!, o, endpoints, budget);
+    return new PendingAuction(this.client, this.events, data, zoneEntity!, o, endpoints, budget, debug);
   }
 
   /**
@@ -200,6 +204,8 @@ export class PendingAuction {
     readonly opportunity: Opportunity,
     endpoints: Array<{ id: number; e: DecisionDemandEndpoint; format: 'display' | 'native' | 'video' }>,
     budget: number,
+    /** Decision debug: bid requests say `test: 1`, and nothing is counted or notified. */
+    readonly debug = false,
   ) {
     this.asked = endpoints.map(({ id, e, format }) => ({ endpoint: id, e, format, outcome: BidOutcome.TIMEOUT, ms: budget }));
     const controller = new AbortController();
@@ -225,7 +231,9 @@ export class PendingAuction {
       if (!spec) return void (a.outcome = BidOutcome.ERROR);
       o.native = spec.request;
     }
-    const body = JSON.stringify(bidRequest(o, a.e, a.format));
+    const request = bidRequest(o, a.e, a.format);
+    if (this.debug) request.test = 1;
+    const body = JSON.stringify(request);
     const label = String(a.endpoint);
     try {
       const answer = await this.client.bid(a.e.url, body, signal);
@@ -239,7 +247,7 @@ export class PendingAuction {
       a.outcome = BidOutcome.ERROR;
       a.ms = performance.now() - started;
     } finally {
-      demandLatency.observe({ demand_endpoint: label }, (signal.aborted && a.outcome === BidOutcome.TIMEOUT ? a.ms : performance.now() - started) / 1000);
+      if (!this.debug) demandLatency.observe({ demand_endpoint: label }, (signal.aborted && a.outcome === BidOutcome.TIMEOUT ? a.ms : performance.now() - started) / 1000);
     }
   }
 
@@ -298,38 +306,53 @@ export class PendingAuction {
   }
 
   /**
+   * Each endpoint's part in a decision that chose `chosen`: its outcome, its bid's price, deal and
+   * latency, and OpenRTB's loss reason (0 for the winner; none without a bid). Changes nothing.
+   */
+  private results(chosen: Candidate | undefined): Array<{ a: Asked; isWinner: boolean; loss: number | undefined; bid: DemandBid }> {
+    const won = isDemand(chosen) ? chosen.demand : undefined;
+    return this.asked.map((a) => {
+      const j = a.judged;
+      const isWinner = !!won && a.candidate?.demand === won;
+      const loss = !j?.bid ? undefined : isWinner ? LOSS.WON : a.outcome === BidOutcome.BID ? LOSS.LOST_TO_HIGHER_BID : j.loss;
+      return {
+        a,
+        isWinner,
+        loss,
+        bid: {
+          demandEndpoint: a.endpoint,
+          demandSource: a.e.source,
+          outcome: a.outcome,
+          cpm: j?.bid && (a.outcome === BidOutcome.BID || a.outcome === BidOutcome.BELOW_FLOOR || a.outcome === BidOutcome.REJECTED) ? money(j.bid.price) : '',
+          won: isWinner,
+          latencyMs: Math.round(a.ms),
+          deal: j?.bid?.dealid ?? '',
+          lossReason: loss ?? 0,
+        },
+      };
+    });
+  }
+
+  /**
    * After the decision: the win notice to the winning bid, a loss notice with its reason to every other
    * bid, the metrics, and the auction's event. `winnerEcpm` is what won when a placement did (its
-   * effective CPM), so a losing bid learns the price to beat.
+   * effective CPM), so a losing bid learns the price to beat. A debug auction is never settled.
    */
   settle(chosen: Candidate | undefined, decisionId: string, ctx: EventContext | undefined, winnerEcpm?: number): void {
-    if (this.settled) return;
+    if (this.settled || this.debug) return;
     this.settled = true;
     const won = isDemand(chosen) ? chosen.demand : undefined;
     const winningPrice = won ? won.price : winnerEcpm;
-    const bids: DemandBid[] = [];
-    for (const a of this.asked) {
+    const results = this.results(chosen);
+    for (const { a, isWinner, loss } of results) {
       demandRequests.inc({ demand_endpoint: String(a.endpoint), outcome: OUTCOME_NAMES[a.outcome] });
       const j = a.judged;
-      const isWinner = !!won && a.candidate?.demand === won;
-      let loss = isWinner ? LOSS.WON : a.outcome === BidOutcome.BID ? LOSS.LOST_TO_HIGHER_BID : j?.loss;
-      if (j?.bid) {
-        const facts = { ...this.factsOf(a, j.bid, j.seat), loss, ...(winningPrice !== undefined && !isWinner ? { minToWin: winningPrice } : {}) };
-        if (isWinner && j.bid.nurl) this.client.notify('nurl', substituteMacros(j.bid.nurl, { ...facts, price: j.bid.price }));
-        else if (!isWinner && j.bid.lurl) this.client.notify('lurl', substituteMacros(j.bid.lurl, facts));
-        for (const other of j.others) if (other.bid.lurl) this.client.notify('lurl', substituteMacros(other.bid.lurl, { ...this.factsOf(a, other.bid, other.seat), loss: LOSS.LOST_TO_HIGHER_BID, minToWin: winningPrice }));
-        for (const r of j.refused) if (r.bid.lurl) this.client.notify('lurl', substituteMacros(r.bid.lurl, { ...this.factsOf(a, r.bid, r.seat), loss: r.loss }));
-      } else loss = undefined;
-      bids.push({
-        demandEndpoint: a.endpoint,
-        demandSource: a.e.source,
-        outcome: a.outcome,
-        cpm: j?.bid && (a.outcome === BidOutcome.BID || a.outcome === BidOutcome.BELOW_FLOOR || a.outcome === BidOutcome.REJECTED) ? money(j.bid.price) : '',
-        won: isWinner,
-        latencyMs: Math.round(a.ms),
-        deal: j?.bid?.dealid ?? '',
-        lossReason: loss ?? 0,
-      });
+      if (!j?.bid) continue;
+      const facts = { ...this.factsOf(a, j.bid, j.seat), loss, ...(winningPrice !== undefined && !isWinner ? { minToWin: winningPrice } : {}) };
+      if (isWinner && j.bid.nurl) this.client.notify('nurl', substituteMacros(j.bid.nurl, { ...facts, price: j.bid.price }));
+      else if (!isWinner && j.bid.lurl) this.client.notify('lurl', substituteMacros(j.bid.lurl, facts));
+      for (const other of j.others) if (other.bid.lurl) this.client.notify('lurl', substituteMacros(other.bid.lurl, { ...this.factsOf(a, other.bid, other.seat), loss: LOSS.LOST_TO_HIGHER_BID, minToWin: winningPrice }));
+      for (const r of j.refused) if (r.bid.lurl) this.client.notify('lurl', substituteMacros(r.bid.lurl, { ...this.factsOf(a, r.bid, r.seat), loss: r.loss }));
     }
     if (!ctx) return;
     const o = this.opportunity;
@@ -349,7 +372,27 @@ export class PendingAuction {
       pricingModel: won ? 'cpm' : '',
       currency: won ? 'USD' : '',
       revenueShare: won?.revenueShare ?? '',
-      bids,
+      bids: results.map((x) => x.bid),
+    }));
+  }
+
+  /**
+   * Decision debug's view of the auction once `chosen` is decided: every endpoint asked with its
+   * outcome (the AUCTION event's and the metrics' names), its bid and the loss reason a live decision
+   * would have sent it. Sends and records nothing.
+   */
+  debugView(chosen: Candidate | undefined): Array<Record<string, unknown>> {
+    return this.results(chosen).map(({ a, isWinner, loss, bid }) => ({
+      demand_endpoint: a.endpoint,
+      demand_source: a.e.source,
+      format: a.format,
+      outcome: OUTCOME_NAMES[a.outcome],
+      price: bid.cpm ? Number(bid.cpm) : null,
+      currency: bid.cpm ? CURRENCY : null,
+      deal: bid.deal || null,
+      latency_ms: bid.latencyMs,
+      won: isWinner,
+      loss_reason: !isWinner && loss !== undefined ? loss : null,
     }));
   }
 }
