@@ -29,6 +29,8 @@ export interface DecisionRequest {
   accepts?: (c: Candidate) => boolean;
   /** A video player's request: the zone is a VAST zone. */
   video?: boolean;
+  /** Decision debug's `one` decision (who wins its auction): it reads delivery state and changes none. */
+  probe?: boolean;
 }
 
 /** State outside the snapshot that a decision reads, gathered by the caller beforehand. */
@@ -78,7 +80,7 @@ export function decide(request: DecisionRequest, snapshot: DecisionData, counter
       continue;
     }
     if (request.want === 'one' && request.accepts && !request.accepts(c)) continue;
-    const standing = counters.delivery?.standing(c, snapshot, now, request.want === 'all') ?? FREE;
+    const standing = counters.delivery?.standing(c, snapshot, now, request.want === 'all' || !!request.probe) ?? FREE;
     if ('rule' in standing) {
       explain?.({ placement: c.placement, adItem: c.adItem, rule: standing.rule, detail: standing.detail });
       continue;

@@ -20,6 +20,7 @@ import { Visitors } from './visitor';
 import { allowPlayerOrigin, VideoServing } from './video-serving';
 import { effectiveCpm } from './decide';
 import { isDemand } from './demand/candidate';
+import { CURRENCY } from './demand/openrtb';
 import type { PendingAuction, Programmatic } from './demand/programmatic';
 
 /**
@@ -95,9 +96,16 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
 
   /** The decision for a parsed request: its visitor's facts and page memory gathered, then `decide`. */
   async function decideFor(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, want: DecisionRequest['want'], accepts?: (c: Candidate) => boolean, video = false, res?: http.ServerResponse) {
-    const gate = gateFor(data);
     // Programmatic demand: live single-ad decisions of zones that ask it; the bids travel while the rest is gathered.
     const auction = res && want === 'one' && data === deps.data.current ? openAuction(data, r, req, res, video) : undefined;
+    const { request, counters } = await gather(data, r, req, want, accepts, video);
+    const bids = auction ? await auction.bids : undefined;
+    return { ...decide(request, data, { ...counters, bids }, clock), auction };
+  }
+
+  /** What `decide` reads besides the snapshot: the request with its visitor's facts, delivery goals and page memory. */
+  async function gather(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, want: DecisionRequest['want'], accepts: ((c: Candidate) => boolean) | undefined, video: boolean) {
+    const gate = gateFor(data);
     // The first request for a goal on this replica waits for its counter; later ones never do.
     const counting = gate?.prepare(data, r.account, r.zone, clock.now());
     if (counting) await counting;
@@ -113,17 +121,44 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
       accepts,
       video,
     };
-    const bids = auction ? await auction.bids : undefined;
-    return { ...decide(request, data, { shownOnPage, delivery: gate, bids }, clock), auction };
+    return { request, counters: { shownOnPage, delivery: gate } };
   }
 
-  function openAuction(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, res: http.ServerResponse, video: boolean): PendingAuction | undefined {
+  /** Without `res` (decision debug) the auction is a debug one: no visitor cookie minted, nothing settled. */
+  function openAuction(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, res: http.ServerResponse | undefined, video: boolean): PendingAuction | undefined {
     const p = deps.programmatic;
     if (!p || !p.asks(data, r.account, r.zone, video)) return undefined;
-    const ctx = contextOf(req, res, r.ip);
+    const ctx = res ? contextOf(req, res, r.ip) : visitors.context(req, undefined, r.ip);
     if (!deps.geo.loaded) void deps.geo.load();
     const referrer = String(req.headers.referer ?? '');
-    return p.open(data, r, { ip: ctx.ip, ua: ctx.userAgent, geo: deps.geo.lookup(ctx.ip), userId: ctx.visitor, page: referrer, secure: referrer.startsWith('https:') }, video);
+    return p.open(data, r, { ip: ctx.ip, ua: ctx.userAgent, geo: deps.geo.lookup(ctx.ip), userId: ctx.visitor, page: referrer, secure: referrer.startsWith('https:') }, video, !res);
+  }
+
+  /**
+   * Decision debug: every ad of the zone with the rule that excluded it, and, when a live zone asks
+   * demand, its auction. The endpoints are really asked (a debug answer shows what they answer now),
+   * with OpenRTB `test: 1`; the winner is decided as a live `one` decision would be, probing delivery
+   * without changing it. Like the rest of debug it serves no ad, so nothing is recorded, counted or
+   * notified (no nurl, lurl or burl).
+   */
+  async function debugDecision(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, video: boolean) {
+    const live = data === deps.data.current;
+    const asks = live && !!deps.programmatic?.asks(data, r.account, r.zone, video);
+    const auction = asks ? openAuction(data, r, req, undefined, video) : undefined;
+    const { request, counters } = await gather(data, r, req, 'all', undefined, video);
+    const { ads, excluded } = decide(request, data, counters, clock);
+    if (!asks) return { ads, excluded };
+    const bids = auction ? await auction.bids : [];
+    const [chosen] = decide({ ...request, want: 'one', probe: true }, data, { ...counters, bids }, clock).ads;
+    let winner: Record<string, unknown> | null = null;
+    if (isDemand(chosen)) {
+      const d = chosen.demand;
+      winner = { type: 'demand', demand_endpoint: d.endpoint, demand_source: d.source, price: d.price, currency: CURRENCY, deal: d.deal || null, priority: TIERS[chosen.tier] };
+    } else if (chosen) {
+      // The effective CPM a bid of its tier had to beat (a live loss notice's minimum to win).
+      winner = { type: 'placement', placement: chosen.placement, ad_item: chosen.adItem, priority: TIERS[chosen.tier], ecpm: effectiveCpm(chosen, counters.delivery) };
+    }
+    return { ads, excluded, auction: { timeout_ms: auction?.opportunity.tmax ?? null, endpoints: auction?.debugView(chosen) ?? [], winner } };
   }
 
   /** Win and loss notices and the auction's event, once the decision is made. */
@@ -215,7 +250,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
       // Decision debug for the account's own key: every ad of the zone and the rule that excluded it.
       // A VAST zone's id is debugged as the player's request would be decided.
       const video = !data.zone(r.account, r.zone) && !!data.zone(r.account, r.zone, true);
-      const { ads, excluded } = await decideFor(data, r, req, 'all', undefined, video);
+      const { ads, excluded, auction } = await debugDecision(data, r, req, video);
       return sendJson(res, 200, {
         object: 'decision_debug',
         zone: r.zone,
@@ -225,6 +260,7 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
           priority: TIERS[c.tier], serve_method: c.serveMethod, ...pacingOf(data, r.account, c.placement),
         })),
         excluded: excluded.map((e) => ({ placement: e.placement, ad_item: e.adItem || null, rule: e.rule, detail: e.detail, ...pacingOf(data, r.account, e.placement) })),
+        ...(auction ? { auction } : {}),
       });
     }
     sendJson(res, 200, await adserveJson(data, r, req, res, test));

@@ -34,13 +34,14 @@ export class Visitors {
   /**
    * What an event records of its request (the visitor cookie is set when absent). `viewerIp` is the
    * `ip=` a server-side caller passes for its viewer: the decision was targeted by that address, so
-   * the event carries its place too.
+   * the event carries its place too. Without `res` (decision debug) no cookie is minted: a visitor
+   * without one is anonymous ('').
    */
-  context(req: http.IncomingMessage, res: http.ServerResponse, viewerIp = ''): EventContext {
+  context(req: http.IncomingMessage, res: http.ServerResponse | undefined, viewerIp = ''): EventContext {
     let uid = cookies(req).adsrv_uid;
     if (!uid || !/^[A-Za-z0-9_-]{16,64}$/.test(uid)) {
-      uid = randomToken(16);
-      this.setCookie(res, `adsrv_uid=${uid}; Max-Age=31536000`);
+      uid = res ? randomToken(16) : '';
+      if (res) this.setCookie(res, `adsrv_uid=${uid}; Max-Age=31536000`);
     }
     const ip = viewerIp || clientIp(req);
     const where = this.geo.lookup(ip);
@@ -48,7 +49,7 @@ export class Visitors {
       country: where?.country,
       region: where?.region,
       city: where?.city,
-      visitor: this.signer.visitor(uid),
+      visitor: uid ? this.signer.visitor(uid) : '',
       ip,
       userAgent: String(req.headers['user-agent'] ?? ''),
       referrer: String(req.headers.referer ?? ''),

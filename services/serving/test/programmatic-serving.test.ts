@@ -10,7 +10,7 @@ import { VASTParser } from '@dailymotion/vast-client';
 import type { BidRequest } from 'iab-openrtb/dist/v26';
 import { newAccount, type Client, type TestAccount } from '../../../gateway/test/support/api';
 import { answering, Bidder } from './bidder';
-import { closeServeAgent, serveGet, within } from './serving-fixtures';
+import { closeServeAgent, serveGet, within, zoneWithCampaign } from './serving-fixtures';
 
 const serving = () => `http://127.0.0.1:${process.env.SERVING_PORT}`;
 
@@ -162,6 +162,11 @@ describe('programmatic demand on the ad tags', () => {
     const testAnswer = await acct.test.get(`/v2/adserve?ID=${acct.id}&setID=${testZone.body.id}&type=json`);
     expect(testAnswer.status).toBe(200);
     expect(testAnswer.body).toMatchObject({ status: 'NO_ADS', test: true });
+    // Nor does a test key's decision debug: no auction section.
+    const testDebug = await acct.test.get(`/v2/adserve?ID=${acct.id}&setID=${testZone.body.id}&type=json&debug=1`);
+    expect(testDebug.status).toBe(200);
+    expect(testDebug.body).toMatchObject({ object: 'decision_debug', test: true });
+    expect(testDebug.body.auction).toBeUndefined();
     expect(b.requests).toHaveLength(0);
   });
 
@@ -192,5 +197,83 @@ describe('programmatic demand on the ad tags', () => {
       const res = await acct.live.get(`/v2/vast-reports?type=zone&period=day&preset=today`);
       return res.body.data?.find((e: { id: number }) => e.id === zone.id)?.summary?.clicks === 1;
     }, 250);
+  });
+});
+
+describe('decision debug of a zone that asks demand', () => {
+  /** A bid with every notice: none may arrive for a debug decision, which serves and bills nothing. */
+  const noticed = (r: BidRequest, base: string, price: number) => {
+    const answer = bid(r, base, price, '<div>debugged</div>');
+    Object.assign(answer.seatbid[0].bid[0], { dealid: undefined, lurl: `${base}/loss?reason=\${AUCTION_LOSS}` });
+    return answer;
+  };
+
+  async function ownAccount() {
+    const own = await newAccount();
+    const post = async (path: string, body: Record<string, unknown>) => {
+      const res = await own.live.post(path, body);
+      if (res.status !== 200) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    };
+    const endpoint = async (name: string, url: string, extra: Record<string, unknown> = {}) => {
+      const source = await post('/v2/demand-sources', { name: `${name} source`, network: 'openrtb' });
+      return post('/v2/demand-endpoints', { name, demand_source: source.id, default_parameters: { url }, supported_formats: ['display'], ...extra });
+    };
+    return { own, post, endpoint };
+  }
+
+  it('lists every endpoint asked with its outcome, price and latency, and the winning bid; sends no notice', async () => {
+    const { own, post, endpoint } = await ownAccount();
+    const bidding = await bidder((r, base) => noticed(r, base, 3.5));
+    const silent = await bidder(() => undefined);
+    const slow = await new Bidder((_r, res) => void setTimeout(() => res.writeHead(204).end(), 1500)).start();
+    bidders.push(slow);
+    const zone = await post('/v2/zones/standard', { name: 'Debugged slot', width: 300, height: 250, allow_demand_sources: true, bid_timeout_ms: 300 });
+    const winner = await endpoint('Bids', `${bidding.url}/openrtb`);
+    const noBid = await endpoint('No bid', `${silent.url}/openrtb`);
+    const late = await endpoint('Too late', `${slow.url}/openrtb`);
+
+    const debug = async () => (await own.live.get(`/v2/adserve?ID=${own.id}&setID=${zone.id}&type=json&debug=1`)).body;
+    let answer: any;
+    await within(10_000, async () => (answer = await debug()).auction?.endpoints?.length === 3, 100);
+    answer = await debug();
+    expect(answer).toMatchObject({ object: 'decision_debug', test: false, eligible: [], excluded: [] });
+    expect(answer.auction.timeout_ms).toBe(300);
+    const byId = new Map<number, any>(answer.auction.endpoints.map((e: { demand_endpoint: number }) => [e.demand_endpoint, e]));
+    expect(byId.get(winner.id)).toMatchObject({ demand_source: winner.demand_source, format: 'display', outcome: 'bid', price: 3.5, currency: 'USD', deal: null, won: true, loss_reason: null });
+    expect(byId.get(winner.id).latency_ms).toBeLessThan(300);
+    expect(byId.get(noBid.id)).toMatchObject({ demand_source: noBid.demand_source, outcome: 'no_bid', price: null, currency: null, won: false, loss_reason: null });
+    expect(byId.get(late.id)).toMatchObject({ demand_source: late.demand_source, outcome: 'timeout', price: null, won: false, loss_reason: null, latency_ms: 300 });
+    expect(answer.auction.winner).toEqual({ type: 'demand', demand_endpoint: winner.id, demand_source: winner.demand_source, price: 3.5, currency: 'USD', deal: null, priority: 'network' });
+
+    // The endpoints were really asked, told that the auction is not billable (OpenRTB test mode)...
+    expect(bidding.requests.length).toBeGreaterThan(0);
+    expect(bidding.requests.every((r) => r.test === 1)).toBe(true);
+    // ...and no win, loss or billing notice follows a decision that served nothing.
+    await new Promise((r) => setTimeout(r, 500));
+    expect([...bidding.notices, ...silent.notices, ...slow.notices]).toEqual([]);
+
+    // The documented errors stay: another account's id is a 400, before any bidder is asked.
+    const asked = bidding.requests.length;
+    const other = await own.live.get(`/v2/adserve?ID=${own.id + 100000}&setID=${zone.id}&type=json&debug=1`);
+    expect(other.status).toBe(400);
+    expect(other.body).toMatchObject({ object: 'error', parameters: [{ field: 'ID' }] });
+    expect(bidding.requests.length).toBe(asked);
+  });
+
+  it('names a direct placement that outbids the bids of its tier, with the effective CPM it was compared at', async () => {
+    const { own, endpoint } = await ownAccount();
+    const fx = await zoneWithCampaign(own.live, [1]);
+    expect((await own.live.put(`/v2/zones/standard/${fx.zone.id}`, { allow_demand_sources: true })).status).toBe(200);
+    const b = await bidder((r, base) => noticed(r, base, 1.5));
+    // The endpoint bids in the placement's tier, where a bid must beat the placement's effective CPM (2.5).
+    const e = await endpoint('Cheap', `${b.url}/openrtb`, { priority: fx.placement.priority });
+    let answer: any;
+    await within(10_000, async () => (answer = (await own.live.get(`/v2/adserve?ID=${own.id}&setID=${fx.zone.id}&type=json&debug=1`)).body).auction?.endpoints?.[0]?.outcome === 'bid', 100);
+    expect(answer.eligible).toEqual([expect.objectContaining({ placement: fx.placement.id })]);
+    expect(answer.auction.endpoints).toEqual([expect.objectContaining({ demand_endpoint: e.id, outcome: 'bid', price: 1.5, won: false, loss_reason: 102 })]);
+    expect(answer.auction.winner).toEqual({ type: 'placement', placement: fx.placement.id, ad_item: fx.items[0].id, priority: fx.placement.priority, ecpm: 2.5 });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(b.notices).toEqual([]);
   });
 });
