@@ -104,15 +104,21 @@ export function publicServeProxy(): express.RequestHandler {
 }
 
 // /v2/adserve is proxied to serving, outside the route table: its OpenAPI description lives here.
+const DEBUG = 'Decision debug: `{"object":"decision_debug","eligible":[…],"excluded":[{"placement","ad_item","rule","detail"}]}`, '
+  + 'with goals and pacing. A live zone that asks programmatic demand adds `auction`: `timeout_ms`, `endpoints` '
+  + '(each asked: `demand_endpoint`, `demand_source`, `format`, `outcome` bid/no_bid/timeout/error/below_floor/rejected, '
+  + '`price` and `currency` when it bid, `deal`, `latency_ms`, `won`, `loss_reason` (OpenRTB) for a bid that lost) and `winner` '
+  + '(`{"type":"demand",…,"price"}`, `{"type":"placement",…,"ecpm"}` or null). The endpoints are really asked (with OpenRTB `test: 1`), '
+  + 'but a debug decision serves no ad and records nothing: no event, no win, loss or billing notice.';
 for (const method of ['get', 'post'] as const) {
   describeProxiedRoute({
     method,
     path: '/v2/adserve',
     summary: 'An ad decision for a zone, answered by the serving process (a test key answers from test data and records nothing)',
     tag: 'adserve',
-    query: method === 'get' ? { ID: { type: 'integer', description: 'Account id.' }, setID: { type: 'integer', description: 'Zone id.' }, type: { type: 'string', enum: ['json', 'jsonr'] }, size: { type: 'string', description: 'WIDTHxHEIGHT.' } } : undefined,
-    body: method === 'post' ? { ID: { type: 'integer' }, setID: { type: 'integer' }, type: { type: 'string', enum: ['json', 'jsonr'] }, size: { type: 'string' } } : undefined,
-    response: { schema: { type: 'object', description: 'The decision: `placements` keyed placement_1…, or `{"status":"NO_ADS"}`.' } },
+    query: method === 'get' ? { ID: { type: 'integer', description: 'Account id.' }, setID: { type: 'integer', description: 'Zone id.' }, type: { type: 'string', enum: ['json', 'jsonr'] }, size: { type: 'string', description: 'WIDTHxHEIGHT.' }, debug: { type: 'boolean', description: DEBUG } } : undefined,
+    body: method === 'post' ? { ID: { type: 'integer' }, setID: { type: 'integer' }, type: { type: 'string', enum: ['json', 'jsonr'] }, size: { type: 'string' }, debug: { type: 'boolean' } } : undefined,
+    response: { schema: { type: 'object', description: `The decision: \`placements\` keyed placement_1…, or \`{"status":"NO_ADS"}\`; with \`debug\`, the decision debug. ${DEBUG}` } },
   });
 }
 

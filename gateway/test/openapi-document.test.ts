@@ -68,6 +68,10 @@ test('routes served by proxies outside the route table, described next to the pr
     const res = await account.test.request(d.method.toUpperCase(), openApiPath(d.path), d.method === 'get' ? undefined : {});
     expect({ route: `${d.method} ${d.path}`, status: res.status }).not.toMatchObject({ status: 404 });
   }
+  // Decision debug, and its programmatic auction section, are described with the parameter.
+  const debug = docs.v2.paths['/v2/adserve'].get.parameters.find((p: { name?: string }) => p.name === 'debug');
+  expect(debug).toMatchObject({ in: 'query', schema: { type: 'boolean' } });
+  expect(debug.description).toMatch(/`auction`.*no win, loss or billing notice/);
 });
 
 test('operations carry the catalog descriptions: fields, enums, required, defaults, errors, list envelope', () => {
