@@ -113,8 +113,10 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
       accepts,
       video,
     };
-    const bids = auction ? await auction.bids : undefined;
-    return { ...decide(request, data, { shownOnPage, delivery: gate, bids }, clock), auction };
+    const counters = { shownOnPage, delivery: gate };
+    // With demand, the auction decides: a winning bid whose markup its win notice brings may fall back.
+    const result = auction ? await auction.decide((bids) => decide(request, data, { ...counters, bids }, clock)) : decide(request, data, counters, clock);
+    return { ...result, auction };
   }
 
   function openAuction(data: DecisionData, r: ServeRequest, req: http.IncomingMessage, res: http.ServerResponse, video: boolean): PendingAuction | undefined {
