@@ -320,13 +320,14 @@ export class PendingAuction {
       const result = decide(bids);
       const [won] = result.ads;
       if (!isDemand(won) || won.demand.adm || (await this.fetchMarkup(won))) return result;
-      bids = bids.filter((b) => b !== won);
+      // Each round drops one bid (matched as settle matches the winner), so the loop ends.
+      bids = bids.filter((b) => b.demand !== won.demand);
     }
   }
 
   /** Fetches a winning bid's markup from its nurl; false (the bid dropped with its loss reason) when it cannot be had. */
   private async fetchMarkup(c: DemandCandidate): Promise<boolean> {
-    const a = this.asked.find((x) => x.candidate === c);
+    const a = this.asked.find((x) => x.candidate?.demand === c.demand);
     if (!a || a.dropped !== undefined) return false;
     const left = Math.floor(this.deadline - performance.now());
     let body = '';

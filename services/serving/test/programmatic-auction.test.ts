@@ -350,6 +350,29 @@ describe('programmatic auction with real HTTP bidders', () => {
     expect(demandLanding(new URL(`${click}https%3A%2F%2Fbuyer.example%2Fshoes`).search)).toBe('https://buyer.example/shoes');
   });
 
+  it('judges markup a nurl returns by the format asked: a native zone drops HTML (204) and shows the next bid\'s native response', async () => {
+    const nativeBid = (price: number, url: () => string): Behaviour => (req, res) => res.end(JSON.stringify({ id: req.id, seatbid: [{ seat: 's', bid: [{ id: `n${price}`, impid: '1', price, nurl: `${url()}/win?p=\${AUCTION_PRICE}`, lurl: `${url()}/loss?reason=\${AUCTION_LOSS}` }] }] }));
+    const html = await bidder(nativeBid(5, () => html.url));
+    html.notice = (path, res) => res.end(path.startsWith('/win') ? '<div>not a native response</div>' : '');
+    const native = await bidder(nativeBid(3, () => native.url));
+    native.notice = (path, res) => res.end(path.startsWith('/win') ? JSON.stringify({ native: { assets: [{ id: 31, title: { text: 'Fetched at ${AUCTION_PRICE}' } }], link: { url: 'https://buyer.example/n' } } }) : '');
+    const data = dataFrom([
+      entity('standard_zone', ZONE, { zone: { width: 0, height: 0, dimensions: 'dynamic', publisher: 3, allowDemand: true, bidTimeoutMs: 1000 } }),
+      entity('demand_source', 40, { demandSource: { network: 'openrtb', active: true } }),
+      entity('demand_endpoint', 1, { demandEndpoint: { source: 40, url: html.url, supportedFormats: ['native'], revenueShare: '100', priority: 'network', filterType: 'all', active: true } }),
+      entity('demand_endpoint', 2, { demandEndpoint: { source: 40, url: native.url, supportedFormats: ['native'], revenueShare: '100', priority: 'network', filterType: 'all', active: true } }),
+      entity('ortb_native_template', 30, { ortbNativeTemplate: { htmlTemplate: '<b>{{title}}</b>' } }),
+      entity('ortb_native_title_asset', 31, { ortbNativeAsset: { template: 30, asset: 'title', textLength: 60, name: 'Headline' } }),
+      entity('ortb_native_ad', 34, { ortbNativeAd: { zone: ZONE, template: 30, demandEndpoint: 0 } }),
+    ]);
+    const { chosen, event } = await run(data);
+    expect(isDemand(chosen) && chosen.demand).toMatchObject({ endpoint: 2, adm: '<b>Fetched at 3</b>' });
+    expect(event?.bids.map((b) => [b.demandEndpoint, b.won, b.lossReason])).toEqual([[1, false, 204], [2, true, 0]]);
+    expect(await html.noticesArrived(2)).toEqual(['/win?p=5', '/loss?reason=204']);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(native.notices).toEqual(['/win?p=3']);
+  });
+
   it("points a display bid's click macros at this platform's signed click URL, escaped where the macro asks", async () => {
     const adm = '<a href="%%CLICK_URL_UNESC%%https%3A%2F%2Fbuyer.example%2Fa"><img src="x.png"></a>'
       + '<a href="https://dsp.example/c?r=%%CLICK_URL_ESC%%https%253A%252F%252Fbuyer.example%252Fb">b</a>'
