@@ -99,8 +99,9 @@ export function createServeHandler(deps: ServeDeps): (req: http.IncomingMessage,
     // Programmatic demand: live single-ad decisions of zones that ask it; the bids travel while the rest is gathered.
     const auction = res && want === 'one' && data === deps.data.current ? openAuction(data, r, req, res, video) : undefined;
     const { request, counters } = await gather(data, r, req, want, accepts, video);
-    const bids = auction ? await auction.bids : undefined;
-    return { ...decide(request, data, { ...counters, bids }, clock), auction };
+    // With demand, the auction decides: a winning bid whose markup its win notice brings may fall back.
+    const result = auction ? await auction.decide((bids) => decide(request, data, { ...counters, bids }, clock)) : decide(request, data, counters, clock);
+    return { ...result, auction };
   }
 
   /** What `decide` reads besides the snapshot: the request with its visitor's facts, delivery goals and page memory. */

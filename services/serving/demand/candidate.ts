@@ -10,8 +10,10 @@ export interface DemandWin {
   revenueShare: string;
   price: number;
   format: 'display' | 'native' | 'video';
-  /** The markup with the auction's macros substituted. */
+  /** The markup with the auction's macros substituted ('' until fetched when `markupUrl` brings it). */
   adm: string;
+  /** A bid without adm: its win notice (macros substituted), whose answer is the markup; '' otherwise. */
+  markupUrl: string;
   width: number;
   height: number;
   /** The billing notice, macros substituted: sent when the impression counts. */

@@ -33,7 +33,7 @@ export const demandLatency = new Histogram({
 });
 export const demandNotices = new Counter({
   name: 'demand_notices_total',
-  help: 'Win (nurl), billing (burl) and loss (lurl) notices sent to demand, by kind and result (sent, failed, dropped)',
+  help: 'Win (nurl), billing (burl) and loss (lurl) notices sent to demand, and win notices whose answer is the markup of a bid without adm (nurl_markup), by kind and result (sent, failed, dropped; timeout for nurl_markup past the decision budget)',
   labelNames: ['kind', 'result'],
   registers: [registry],
 });
@@ -106,18 +106,24 @@ export class DemandClient {
   }
 
   /** POSTs a bid request; the answer, or a DemandError when it fails or `signal` aborts it (the deadline). */
-  async bid(url: string, body: string, signal: AbortSignal): Promise<DemandAnswer> {
+  bid(url: string, body: string, signal: AbortSignal): Promise<DemandAnswer> {
+    return this.call(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-openrtb-version': '2.6' } }, signal);
+  }
+
+  /**
+   * GETs a win notice whose answer is the bid's markup (a bid without adm): within the decision's
+   * deadline (`signal`), under the same pool, address rules and size bound as a bid request.
+   */
+  markup(url: string, signal: AbortSignal): Promise<DemandAnswer> {
+    return this.call(url, { method: 'GET' }, signal);
+  }
+
+  private async call(url: string, options: { method: 'GET' | 'POST'; body?: string; headers?: Record<string, string> }, signal: AbortSignal): Promise<DemandAnswer> {
     const refused = this.refusal(url);
     if (refused) throw new DemandError(`endpoint URL refused: ${refused}`);
     const started = performance.now();
     try {
-      const res = await request(url, {
-        method: 'POST',
-        body,
-        headers: { 'content-type': 'application/json', 'x-openrtb-version': '2.6' },
-        dispatcher: this.agent,
-        signal,
-      });
+      const res = await request(url, { ...options, dispatcher: this.agent, signal });
       let size = 0;
       const chunks: Buffer[] = [];
       for await (const chunk of res.body) {

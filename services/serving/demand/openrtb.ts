@@ -22,7 +22,23 @@ export const LOSS = {
   LOST_TO_HIGHER_BID: 102,
   LOST_TO_DEAL: 103,
   SEAT_BLOCKED: 104,
+  INCORRECT_FORMAT: 204,
 } as const;
+
+/**
+ * Whether a bid's markup is to be fetched from its win notice: OpenRTB 2.x lets a bid leave `adm` out
+ * (or empty), and then the body of the answer to its `nurl` is the markup.
+ */
+export function markupByNotice(bid: Pick<Bid, 'adm' | 'nurl'>): boolean {
+  return (bid.adm === undefined || (typeof bid.adm === 'string' && !bid.adm.trim())) && typeof bid.nurl === 'string' && !!bid.nurl.trim();
+}
+
+/** Whether markup is of the format asked: a native response for native, VAST for video, anything for display. */
+export function markupFits(format: 'display' | 'native' | 'video', adm: string): boolean {
+  const m = adm.trim();
+  if (!m) return false;
+  return format === 'video' ? /<VAST[\s>]/i.test(m) : format === 'native' ? nativeResponseOf(m) !== undefined : true;
+}
 
 /** The currency of every floor and price: accounts have no other yet. */
 export const CURRENCY = 'USD';
@@ -225,7 +241,7 @@ export function judgeAnswer(o: Opportunity, e: DecisionDemandEndpoint, format: '
       const bid = b as unknown as Bid;
       const refuse = (loss: number) => refused.push({ bid, seat, loss });
       if (currency !== CURRENCY) refuse(LOSS.INVALID_RESPONSE);
-      else if (typeof bid.adm !== 'string' || !bid.adm.trim()) refuse(LOSS.MISSING_MARKUP);
+      else if (!(typeof bid.adm === 'string' && bid.adm.trim()) && !markupByNotice(bid)) refuse(LOSS.MISSING_MARKUP);
       else if (bid.dealid) {
         const deal = o.deals.find((d) => d.id === bid.dealid);
         if (!deal) refuse(LOSS.INVALID_DEAL);
@@ -237,12 +253,11 @@ export function judgeAnswer(o: Opportunity, e: DecisionDemandEndpoint, format: '
       else valid.push({ bid, seat });
     }
   }
-  // A native answer's markup must be a native response; a VAST one, VAST.
+  // A native answer's markup must be a native response; a VAST one, VAST (markup its nurl returns is judged when fetched).
   for (let i = valid.length - 1; i >= 0; i--) {
-    const adm = valid[i].bid.adm!.trim();
-    const fits = format === 'video' ? /<VAST[\s>]/i.test(adm) : format === 'native' ? nativeResponseOf(adm) !== undefined : true;
-    if (!fits) {
-      refused.push({ ...valid[i], loss: 204 });
+    const adm = valid[i].bid.adm;
+    if (adm?.trim() && !markupFits(format, adm)) {
+      refused.push({ ...valid[i], loss: LOSS.INCORRECT_FORMAT });
       valid.splice(i, 1);
     }
   }

@@ -2,6 +2,7 @@ import type { Bid } from 'iab-openrtb/dist/v26';
 import type { DecisionDemandEndpoint, DecisionEntity } from '../../../proto/gen/adserver/inventory/v1/decision_data';
 import { BidOutcome, EventKind, ServingEvent, type DemandBid } from '../../../proto/gen/adserver/reporting/v1/events';
 import { envInt } from '../../shared/config';
+import { errorFields, log } from '../../shared/log';
 import { geoTargetAdmits } from '../../targeting/geo-target';
 import { TIERS, type Candidate, type DecisionData } from '../decision-store';
 import { isDemand, type DemandCandidate } from './candidate';
@@ -10,8 +11,8 @@ import type { ServeRequest } from '../request';
 import type { GeoLocation } from '../targeting/geo';
 import { randomToken, type Decision } from '../tracking';
 import { SpendLimits } from './spend-limits';
-import { DemandClient, DemandError, demandLatency, demandRequests } from './demand-client';
-import { bidRequest, CURRENCY, judgeAnswer, LOSS, money, nativeResponseOf, substituteMacros, type Judged, type NativeRequest, type NoticeFacts, type OfferedDeal, type Opportunity } from './openrtb';
+import { DemandClient, DemandError, demandLatency, demandNotices, demandRequests } from './demand-client';
+import { bidRequest, CURRENCY, judgeAnswer, LOSS, markupByNotice, markupFits, money, nativeResponseOf, substituteMacros, type Judged, type NativeRequest, type NoticeFacts, type OfferedDeal, type Opportunity } from './openrtb';
 
 /**
  * Programmatic demand in a decision: which demand endpoints a zone asks, the bid requests sent to them
@@ -32,6 +33,10 @@ interface Asked {
   outcome: BidOutcome;
   ms: number;
   candidate?: DemandCandidate;
+  /** Its bid won and its markup was fetched from its nurl: that was its win notice. */
+  fetched?: boolean;
+  /** Its bid won but its markup could not be fetched: the loss reason it got instead. */
+  dropped?: number;
 }
 
 /** The endpoints a zone may ask, and in which format, for one snapshot. */
@@ -195,6 +200,8 @@ export class PendingAuction {
   readonly bids: Promise<DemandCandidate[]>;
   private readonly asked: Asked[];
   private settled = false;
+  /** When the zone's budget ends (performance.now()): bids, and markup fetched from a win notice, by then. */
+  private readonly deadline: number;
 
   constructor(
     private readonly client: DemandClient,
@@ -210,6 +217,7 @@ export class PendingAuction {
     this.asked = endpoints.map(({ id, e, format }) => ({ endpoint: id, e, format, outcome: BidOutcome.TIMEOUT, ms: budget }));
     const controller = new AbortController();
     const started = performance.now();
+    this.deadline = started + budget;
     const calls = this.asked.map((a) => this.ask(a, controller.signal, started));
     this.bids = new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, budget);
@@ -258,8 +266,8 @@ export class PendingAuction {
     facts.price = bid.price;
     const width = bid.w || o.size?.width || o.player?.width || 0;
     const height = bid.h || o.size?.height || o.player?.height || 0;
-    let adm = substituteMacros(bid.adm ?? '', facts, false);
-    if (a.format === 'native') adm = renderNative(this.data, o.account, o.zone, a.endpoint, adm);
+    const byNotice = markupByNotice(bid);
+    const adm = byNotice ? '' : this.markupOf(a, facts, bid.adm!);
     const tier = TIERS.indexOf((a.e.priority || 'network') as (typeof TIERS)[number]);
     const price = money(bid.price);
     return {
@@ -290,6 +298,7 @@ export class PendingAuction {
         price: bid.price,
         format: a.format,
         adm,
+        markupUrl: byNotice ? substituteMacros(bid.nurl!, facts) : '',
         width,
         height,
         billingUrl: bid.burl ? substituteMacros(bid.burl, facts) : '',
@@ -299,6 +308,59 @@ export class PendingAuction {
         deal: bid.dealid ?? '',
       },
     };
+  }
+
+  /** A bid's markup as served: the auction's macros substituted, a native response shown through the zone's template. */
+  private markupOf(a: Asked, facts: NoticeFacts, raw: string): string {
+    const adm = substituteMacros(raw, facts, false);
+    const o = this.opportunity;
+    return a.format === 'native' ? renderNative(this.data, o.account, o.zone, a.endpoint, adm) : adm;
+  }
+
+  /**
+   * The decision `decide` makes with the bids that arrived. A winning bid without adm gets its markup
+   * from its win notice (its nurl, called once, within what is left of the budget); when that fails the
+   * bid is dropped and the decision made again without it, so the next bid or placement serves.
+   */
+  async decide<T extends { ads: Candidate[] }>(decide: (bids: readonly DemandCandidate[]) => T): Promise<T> {
+    let bids = await this.bids;
+    for (;;) {
+      const result = decide(bids);
+      const [won] = result.ads;
+      if (!isDemand(won) || won.demand.adm || (await this.fetchMarkup(won))) return result;
+      // Each round drops one bid (matched as settle matches the winner), so the loop ends.
+      bids = bids.filter((b) => b.demand !== won.demand);
+    }
+  }
+
+  /** Fetches a winning bid's markup from its nurl; false (the bid dropped with its loss reason) when it cannot be had. */
+  private async fetchMarkup(c: DemandCandidate): Promise<boolean> {
+    const a = this.asked.find((x) => x.candidate?.demand === c.demand);
+    if (!a || a.dropped !== undefined) return false;
+    const left = Math.floor(this.deadline - performance.now());
+    let body = '';
+    let result = 'failed';
+    try {
+      if (left < 1) throw new DemandError('no budget left', true);
+      const answer = await this.client.markup(c.demand.markupUrl, AbortSignal.timeout(left));
+      if (answer.status >= 200 && answer.status < 300) body = answer.body;
+    } catch (err) {
+      if (err instanceof DemandError && err.timedOut) result = 'timeout';
+      else log.debug('demand markup fetch failed', { demand_endpoint: a.endpoint, ...errorFields(err) });
+    }
+    a.fetched = true; // called (or given up on): never sent again as a plain win notice
+    // OpenRTB has no loss reason for a win notice that brought no markup; 7 (missing markup) is what the
+    // buyer failed to give, and 204 (incorrect creative format) as for an adm of the wrong format.
+    if (!body.trim()) a.dropped = LOSS.MISSING_MARKUP;
+    else if (!markupFits(a.format, body)) a.dropped = LOSS.INCORRECT_FORMAT;
+    else {
+      const j = a.judged!;
+      const adm = this.markupOf(a, { ...this.factsOf(a, j.bid!, j.seat), price: j.bid!.price }, body);
+      if (adm) c.demand.adm = adm;
+      else a.dropped = LOSS.INCORRECT_FORMAT;
+    }
+    demandNotices.inc({ kind: 'nurl_markup', result: a.dropped === undefined ? 'sent' : result });
+    return a.dropped === undefined;
   }
 
   private factsOf(a: Asked, bid: Bid, seat: string): NoticeFacts {
@@ -314,7 +376,8 @@ export class PendingAuction {
     return this.asked.map((a) => {
       const j = a.judged;
       const isWinner = !!won && a.candidate?.demand === won;
-      const loss = !j?.bid ? undefined : isWinner ? LOSS.WON : a.outcome === BidOutcome.BID ? LOSS.LOST_TO_HIGHER_BID : j.loss;
+      // A winner dropped because its nurl brought no markup keeps the reason it was dropped for.
+      const loss = !j?.bid ? undefined : isWinner ? LOSS.WON : a.dropped ?? (a.outcome === BidOutcome.BID ? LOSS.LOST_TO_HIGHER_BID : j.loss);
       return {
         a,
         isWinner,
@@ -349,7 +412,8 @@ export class PendingAuction {
       const j = a.judged;
       if (!j?.bid) continue;
       const facts = { ...this.factsOf(a, j.bid, j.seat), loss, ...(winningPrice !== undefined && !isWinner ? { minToWin: winningPrice } : {}) };
-      if (isWinner && j.bid.nurl) this.client.notify('nurl', substituteMacros(j.bid.nurl, { ...facts, price: j.bid.price }));
+      // A bid whose markup came from its nurl was notified by that call.
+      if (isWinner && j.bid.nurl && !a.fetched) this.client.notify('nurl', substituteMacros(j.bid.nurl, { ...facts, price: j.bid.price }));
       else if (!isWinner && j.bid.lurl) this.client.notify('lurl', substituteMacros(j.bid.lurl, facts));
       for (const other of j.others) if (other.bid.lurl) this.client.notify('lurl', substituteMacros(other.bid.lurl, { ...this.factsOf(a, other.bid, other.seat), loss: LOSS.LOST_TO_HIGHER_BID, minToWin: winningPrice }));
       for (const r of j.refused) if (r.bid.lurl) this.client.notify('lurl', substituteMacros(r.bid.lurl, { ...this.factsOf(a, r.bid, r.seat), loss: r.loss }));

@@ -26,7 +26,7 @@ export class Bidder {
     req.on('end', () => {
       if (req.method === 'GET') {
         this.notices.push(req.url ?? '');
-        return void res.end();
+        return this.notice ? this.notice(req.url ?? '', res) : void res.end();
       }
       const parsed = JSON.parse(body) as BidRequest;
       this.requests.push(parsed);
@@ -34,7 +34,8 @@ export class Bidder {
     });
   });
 
-  constructor(public behaviour: Behaviour) {}
+  /** How it answers a notice (an empty 200 by default): a win notice may answer with the markup of a bid without adm. */
+  constructor(public behaviour: Behaviour, public notice?: (path: string, res: http.ServerResponse) => void) {}
 
   async start(): Promise<this> {
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));

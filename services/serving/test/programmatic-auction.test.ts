@@ -8,7 +8,7 @@ import { DecisionEntity, type DeepPartial } from '../../../proto/gen/adserver/in
 import { BidOutcome, EventKind, type ServingEvent } from '../../../proto/gen/adserver/reporting/v1/events';
 import { decide, systemClock } from '../decide';
 import { dataFrom, type DecisionData } from '../decision-store';
-import { DemandClient } from '../demand/demand-client';
+import { DemandClient, demandNotices } from '../demand/demand-client';
 import { isDemand, Programmatic } from '../demand/programmatic';
 import type { EventSink } from '../events';
 import { adMarkup, creativeOf, demandLanding, rendered } from '../render';
@@ -22,7 +22,7 @@ const ACCOUNT = 7;
 const ZONE = 10;
 
 /** A bid answer: `price`, markup, and OpenRTB's notice URLs with their macros left for the exchange. */
-function bidding(price: number, opts: { seat?: string; dealid?: string; adm?: string; url?: () => string } = {}): Behaviour {
+function bidding(price: number, opts: { seat?: string; dealid?: string; adm?: string | null; url?: () => string } = {}): Behaviour {
   return (req, res) => {
     const base = opts.url?.() ?? '';
     const body = {
@@ -33,7 +33,8 @@ function bidding(price: number, opts: { seat?: string; dealid?: string; adm?: st
         seat: opts.seat ?? 'seat-a',
         bid: [{
           id: 'bid-1', impid: req.imp[0].id, price, adid: 'ad-9', crid: 'creative-9', adomain: ['buyer.example'], w: 300, h: 250,
-          adm: opts.adm ?? `<div class="rtb">price \${AUCTION_PRICE}</div>`,
+          // null: no adm, the markup is the answer to the win notice.
+          ...(opts.adm === null ? {} : { adm: opts.adm ?? `<div class="rtb">price \${AUCTION_PRICE}</div>` }),
           ...(opts.dealid ? { dealid: opts.dealid } : {}),
           nurl: `${base}/win?auction=\${AUCTION_ID}&price=\${AUCTION_PRICE}&bid=\${AUCTION_BID_ID}&imp=\${AUCTION_IMP_ID}&seat=\${AUCTION_SEAT_ID}&ad=\${AUCTION_AD_ID}&cur=\${AUCTION_CURRENCY}`,
           burl: `${base}/bill?price=\${AUCTION_PRICE}&auction=\${AUCTION_ID}`,
@@ -96,6 +97,12 @@ describe('programmatic auction with real HTTP bidders', () => {
   });
   afterAll(() => client.close());
 
+  /** demand_notices_total for one kind and result. */
+  async function noticeCount(kind: string, result: string): Promise<number> {
+    const { values } = await demandNotices.get();
+    return values.find((v) => v.labels.kind === kind && v.labels.result === result)?.value ?? 0;
+  }
+
   // The first request of a process loads undici's HTTP machinery; a decision's budget is for the steady state.
   beforeAll(async () => {
     const warm = await new Bidder((req, res) => (req.id === 'answer' ? res.writeHead(204).end() : undefined)).start();
@@ -109,9 +116,9 @@ describe('programmatic auction with real HTTP bidders', () => {
     const started = performance.now();
     const auction = programmatic.open(data, request(), visitor, false)!;
     expect(auction).toBeDefined();
-    const bids = await auction.bids;
+    const visitorFacts = { now: new Date(), keywords: [], data: {}, frequency: [], platform: { device: 'desktop', os: '', browser: '' } as never, accountTimezone: 'UTC' } as never;
+    const [chosen] = (await auction.decide((bids) => decide({ account: ACCOUNT, zone: ZONE, visitor: visitorFacts, want: 'one' }, data, { bids }, systemClock))).ads;
     const ms = performance.now() - started;
-    const [chosen] = decide({ account: ACCOUNT, zone: ZONE, visitor: { now: new Date(), keywords: [], data: {}, frequency: [], platform: { device: 'desktop', os: '', browser: '' } as never, accountTimezone: 'UTC' } as never, want: 'one' }, data, { bids }, systemClock).ads;
     auction.settle(chosen, 'decision-1', ctx, chosen && !isDemand(chosen) ? Number(chosen.cost.cpm) : undefined);
     const event = events.find((e) => e.kind === EventKind.AUCTION);
     return { chosen, ms, event, auctionId: auction.opportunity.auctionId };
@@ -143,6 +150,67 @@ describe('programmatic auction with real HTTP bidders', () => {
       [2, BidOutcome.BID, '2.5', false, 102],
     ]);
     expect(event).toMatchObject({ id: 'decision-1:auction', account: ACCOUNT, zone: ZONE, publisher: 3, demandEndpoint: 1, demandSource: 40, price: '4.25', revenueShare: '80' });
+  });
+
+  it('fetches the markup of a bid without adm from its nurl when it wins: called once, its answer served', async () => {
+    const markupless = await bidder(bidding(4.25, { adm: null, url: () => markupless.url }));
+    markupless.notice = (path, res) => (path.startsWith('/win') ? res.end(`<div class="fetched">won at \${AUCTION_PRICE} for ${path.length}</div>`) : res.end());
+    const low = await bidder(bidding(2.5, { url: () => low.url }));
+    const data = snapshot([{ id: 1, url: markupless.url }, { id: 2, url: low.url }]);
+    const { chosen, event, auctionId } = await run(data);
+    const win = `/win?auction=${auctionId}&price=4.25&bid=response-1&imp=1&seat=seat-a&ad=ad-9&cur=USD`;
+    expect(isDemand(chosen) && chosen.demand).toMatchObject({ endpoint: 1, price: 4.25, adm: `<div class="fetched">won at 4.25 for ${win.length}</div>` });
+    const x = rendered(creativeOf(data, chosen!)!, chosen!, { click: '', extra: '' }, signer, 'https://ads.example', false, Date.now());
+    expect(x.body).toBe(`<div class="fetched">won at 4.25 for ${win.length}</div>`);
+    expect(await low.noticesArrived(1)).toEqual([`/loss?auction=${auctionId}&reason=102&min=4.25`]);
+    // Its nurl was its win notice: no second call.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(markupless.notices).toEqual([win]);
+    expect(event?.bids.map((b) => [b.demandEndpoint, b.outcome, b.won, b.lossReason])).toEqual([[1, BidOutcome.BID, true, 0], [2, BidOutcome.BID, false, 102]]);
+    expect(event).toMatchObject({ demandEndpoint: 1, price: '4.25' });
+  });
+
+  it('drops a winner whose nurl brings no markup (an error, an empty answer) with loss reason 7; the next bid wins', async () => {
+    const failing = await bidder(bidding(6, { adm: null, url: () => failing.url }));
+    failing.notice = (path, res) => void (path.startsWith('/win') ? res.writeHead(500).end('<div>error page</div>') : res.end());
+    const empty = await bidder(bidding(5, { adm: null, url: () => empty.url }));
+    const next = await bidder(bidding(3, { url: () => next.url }));
+    const before = await noticeCount('nurl_markup', 'failed');
+    const { chosen, event, auctionId } = await run(snapshot([{ id: 1, url: failing.url }, { id: 2, url: empty.url }, { id: 3, url: next.url }], {}, { cpm: '1' }));
+    expect(isDemand(chosen) && chosen.demand).toMatchObject({ endpoint: 3, adm: '<div class="rtb">price 3</div>' });
+    expect(await failing.noticesArrived(2)).toEqual([expect.stringMatching(/^\/win\?/), `/loss?auction=${auctionId}&reason=7&min=3`]);
+    expect(await empty.noticesArrived(2)).toEqual([expect.stringMatching(/^\/win\?/), `/loss?auction=${auctionId}&reason=7&min=3`]);
+    expect(await next.noticesArrived(1)).toEqual([expect.stringMatching(/^\/win\?auction=[\w-]+&price=3&/)]);
+    expect(event?.bids.map((b) => [b.demandEndpoint, b.outcome, b.cpm, b.won, b.lossReason])).toEqual([
+      [1, BidOutcome.BID, '6', false, 7],
+      [2, BidOutcome.BID, '5', false, 7],
+      [3, BidOutcome.BID, '3', true, 0],
+    ]);
+    expect(await noticeCount('nurl_markup', 'failed')).toBe(before + 2);
+  });
+
+  it('falls back to the direct placement within the budget when the nurl of a winner without adm never answers', async () => {
+    const hanging = await bidder(bidding(9, { adm: null, url: () => hanging.url }));
+    hanging.notice = (path, res) => (path.startsWith('/win') ? undefined : res.end());
+    const data = snapshot([{ id: 1, url: hanging.url }], { bidTimeoutMs: 300 }, { cpm: '2' });
+    const before = await noticeCount('nurl_markup', 'timeout');
+    const { chosen, ms, event, auctionId } = await run(data);
+    expect(chosen?.placement).toBe(200);
+    // The budget covers the bids and the markup together (slack for a loaded machine's timers).
+    expect(ms).toBeGreaterThanOrEqual(290);
+    expect(ms).toBeLessThan(300 + 150);
+    expect(await hanging.noticesArrived(2)).toEqual([expect.stringMatching(/^\/win\?/), `/loss?auction=${auctionId}&reason=7&min=2`]);
+    expect(event?.bids[0]).toMatchObject({ outcome: BidOutcome.BID, won: false, lossReason: 7 });
+    expect(await noticeCount('nurl_markup', 'timeout')).toBe(before + 1);
+  });
+
+  it('still refuses a bid with neither adm nor nurl, with loss reason 7', async () => {
+    const bare = await bidder((req, res) => res.end(JSON.stringify({ id: req.id, seatbid: [{ bid: [{ id: 'b', impid: '1', price: 5, lurl: `${bare.url}/loss?reason=\${AUCTION_LOSS}` }] }] })));
+    const data = snapshot([{ id: 1, url: bare.url }], {}, { cpm: '2' });
+    const { chosen, event } = await run(data);
+    expect(chosen?.placement).toBe(200);
+    expect(event?.bids[0]).toMatchObject({ outcome: BidOutcome.REJECTED, lossReason: 7 });
+    expect(await bare.noticesArrived(1)).toEqual(['/loss?reason=7']);
   });
 
   it('turns away a bid under the floor (the zone floor raised by the endpoint floor) with loss reason 100', async () => {
@@ -280,6 +348,29 @@ describe('programmatic auction with real HTTP bidders', () => {
         + '<img src="https://buyer.example/imp" width="1" height="1" alt="" style="display:none" />',
     );
     expect(demandLanding(new URL(`${click}https%3A%2F%2Fbuyer.example%2Fshoes`).search)).toBe('https://buyer.example/shoes');
+  });
+
+  it('judges markup a nurl returns by the format asked: a native zone drops HTML (204) and shows the next bid\'s native response', async () => {
+    const nativeBid = (price: number, url: () => string): Behaviour => (req, res) => res.end(JSON.stringify({ id: req.id, seatbid: [{ seat: 's', bid: [{ id: `n${price}`, impid: '1', price, nurl: `${url()}/win?p=\${AUCTION_PRICE}`, lurl: `${url()}/loss?reason=\${AUCTION_LOSS}` }] }] }));
+    const html = await bidder(nativeBid(5, () => html.url));
+    html.notice = (path, res) => res.end(path.startsWith('/win') ? '<div>not a native response</div>' : '');
+    const native = await bidder(nativeBid(3, () => native.url));
+    native.notice = (path, res) => res.end(path.startsWith('/win') ? JSON.stringify({ native: { assets: [{ id: 31, title: { text: 'Fetched at ${AUCTION_PRICE}' } }], link: { url: 'https://buyer.example/n' } } }) : '');
+    const data = dataFrom([
+      entity('standard_zone', ZONE, { zone: { width: 0, height: 0, dimensions: 'dynamic', publisher: 3, allowDemand: true, bidTimeoutMs: 1000 } }),
+      entity('demand_source', 40, { demandSource: { network: 'openrtb', active: true } }),
+      entity('demand_endpoint', 1, { demandEndpoint: { source: 40, url: html.url, supportedFormats: ['native'], revenueShare: '100', priority: 'network', filterType: 'all', active: true } }),
+      entity('demand_endpoint', 2, { demandEndpoint: { source: 40, url: native.url, supportedFormats: ['native'], revenueShare: '100', priority: 'network', filterType: 'all', active: true } }),
+      entity('ortb_native_template', 30, { ortbNativeTemplate: { htmlTemplate: '<b>{{title}}</b>' } }),
+      entity('ortb_native_title_asset', 31, { ortbNativeAsset: { template: 30, asset: 'title', textLength: 60, name: 'Headline' } }),
+      entity('ortb_native_ad', 34, { ortbNativeAd: { zone: ZONE, template: 30, demandEndpoint: 0 } }),
+    ]);
+    const { chosen, event } = await run(data);
+    expect(isDemand(chosen) && chosen.demand).toMatchObject({ endpoint: 2, adm: '<b>Fetched at 3</b>' });
+    expect(event?.bids.map((b) => [b.demandEndpoint, b.won, b.lossReason])).toEqual([[1, false, 204], [2, true, 0]]);
+    expect(await html.noticesArrived(2)).toEqual(['/win?p=5', '/loss?reason=204']);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(native.notices).toEqual(['/win?p=3']);
   });
 
   it("points a display bid's click macros at this platform's signed click URL, escaped where the macro asks", async () => {

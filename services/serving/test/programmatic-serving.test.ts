@@ -45,8 +45,8 @@ async function made(path: string, body: Record<string, unknown>): Promise<any> {
   return res.body;
 }
 
-async function bidder(answer: (r: BidRequest, base: string) => unknown): Promise<Bidder> {
-  const b = await new Bidder(answering(answer)).start();
+async function bidder(answer: (r: BidRequest, base: string) => unknown, notice?: ConstructorParameters<typeof Bidder>[1]): Promise<Bidder> {
+  const b = await new Bidder(answering(answer), notice).start();
   bidders.push(b);
   return b;
 }
@@ -168,6 +168,81 @@ describe('programmatic demand on the ad tags', () => {
     expect(testDebug.body).toMatchObject({ object: 'decision_debug', test: true });
     expect(testDebug.body.auction).toBeUndefined();
     expect(b.requests).toHaveLength(0);
+  });
+
+  it('serves a winning bid without adm with the markup its nurl returns, calling it once; a failing or silent nurl leaves the zone to its placement within the budget', async () => {
+    // An account of its own: the other tests' endpoints would bid for this zone too.
+    const own = await newAccount();
+    const fx = await zoneWithCampaign(own.live, [1]);
+    expect((await own.live.put(`/v2/zones/standard/${fx.zone.id}`, { allow_demand_sources: true, bid_timeout_ms: 600 })).status).toBe(200);
+    let mode: 'markup' | 'fail' | 'silent' = 'markup';
+    const b = await bidder((r, base) => {
+      const answer = bid(r, base, 3.5, '');
+      delete (answer.seatbid[0].bid[0] as { adm?: string }).adm;
+      return answer;
+    }, (path, res) => {
+      if (!path.startsWith('/win')) return void res.end();
+      if (mode === 'markup') return void res.end('<div id="fetched">bought at ${AUCTION_PRICE}</div>');
+      if (mode === 'fail') return void res.writeHead(503).end();
+    });
+    const source = await own.live.post('/v2/demand-sources', { name: 'Exchange', network: 'openrtb' });
+    // In the placement's tier, so that the bid (3.5) beats its CPM (2.5) when its markup comes.
+    const endpoint = await own.live.post('/v2/demand-endpoints', { name: 'Exchange markup by nurl', demand_source: source.body.id, default_parameters: { url: `${b.url}/openrtb` }, supported_formats: ['display'], revenue_share: 80, priority: 'standard' });
+    expect(endpoint.status).toBe(200);
+    const decision = async () => {
+      const started = performance.now();
+      const answer = (await serveGet(serving(), `/adserve/;ID=${own.id};setID=${fx.zone.id};type=json`)).body;
+      return { placement: answer.placements?.placement_1, ms: performance.now() - started };
+    };
+    await within(10_000, async () => (await decision()).placement?.body?.includes('fetched'), 100);
+
+    b.notices.length = 0;
+    const won = await decision();
+    expect(won.placement).toMatchObject({ body: '<div id="fetched">bought at 3.5</div>', width: '300', height: '250' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(b.notices).toEqual([expect.stringMatching(/^\/win\?price=3\.5&auction=[\w-]+$/)]);
+
+    // A failing nurl, then one that never answers: the campaign's ad serves, within the zone's 600 ms.
+    for (const m of ['fail', 'silent'] as const) {
+      mode = m;
+      b.notices.length = 0;
+      const fallback = await decision();
+      expect(fallback.placement?.banner_id).toBe(String(fx.items[0].id));
+      expect(fallback.ms).toBeLessThan(600 + 400);
+      expect(b.notices).toEqual([expect.stringMatching(/^\/win\?/)]);
+    }
+  });
+
+  it('serves a winning VAST bid without adm with the VAST its nurl returns, tracked by this platform', async () => {
+    const own = await newAccount();
+    const b = await bidder((r, base) => {
+      if (!r.imp[0].video) return undefined;
+      const answer = bid(r, base, 6, '');
+      delete (answer.seatbid[0].bid[0] as { adm?: string }).adm;
+      return answer;
+    }, (path, res) => void res.end(path.startsWith('/win') ? VAST_BID.replace('Buyer spot', 'Buyer spot at ${AUCTION_PRICE}') : ''));
+    const pub = await own.live.post('/v2/publishers', { name: 'Video site' });
+    const zone = await own.live.post('/v2/vast-zones', { name: 'Pre-roll', publisher: pub.body.id, rtb_options: { player_width: 640, player_height: 360, mime_types: ['video/mp4'], bid_floor: 2, bid_timeout_ms: 600 } });
+    expect(zone.status).toBe(200);
+    const source = await own.live.post('/v2/demand-sources', { name: 'Exchange', network: 'openrtb' });
+    expect((await own.live.post('/v2/demand-endpoints', { name: 'Video exchange', demand_source: source.body.id, default_parameters: { url: `${b.url}/openrtb` }, supported_formats: ['video'], revenue_share: 80 })).status).toBe(200);
+    let text = '';
+    await within(10_000, async () => {
+      b.notices.length = 0;
+      text = (await serveGet(serving(), `/vast.spark?setID=${zone.body.id}&ID=${own.id}`)).text;
+      return text.includes('buyer-ad');
+    }, 100);
+    expect(text).toContain('<AdTitle>Buyer spot at 6</AdTitle>');
+    const parsed = await new VASTParser().parseVAST(new DOMParser().parseFromString(text, 'text/xml') as never);
+    const impressions = (parsed.ads[0] as unknown as { impressionURLTemplates: { url: string }[] }).impressionURLTemplates.map((i) => i.url);
+    expect(impressions).toEqual([expect.stringMatching(/\/vast\/imp\?t=/), 'https://buyer.example/imp']);
+    const clicks = (parsed.ads[0].creatives[0] as unknown as { videoClickTrackingURLTemplates: { url: string }[] }).videoClickTrackingURLTemplates.map((c) => c.url);
+    expect(clicks).toEqual([expect.stringMatching(/\/vast\/event\?t=.+&e=click$/)]);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(b.notices).toEqual([expect.stringMatching(/^\/win\?price=6&auction=/)]);
+    const ours = new URL(impressions[0]);
+    expect((await serveGet(serving(), `${ours.pathname}${ours.search}`)).status).toBe(200);
+    await within(5000, async () => b.notices.some((n) => n.startsWith('/bill?price=6')));
   });
 
   it('serves a winning VAST bid to a player with the platform impression beside the buyer one, and counts its click', async () => {
