@@ -44,7 +44,6 @@ function endpointsFor(data: DecisionData, account: number, zoneId: number, video
   return data.memo(`demand-endpoints:${account}:${zoneId}:${video ? 1 : 0}`, () => {
     const zone = data.zone(account, zoneId, video)?.zone;
     if (!zone?.allowDemand) return [];
-    const native = video ? [] : data.ortbNativeAds(account, zoneId);
     const out: Array<{ id: number; e: DecisionDemandEndpoint; format: 'display' | 'native' | 'video' }> = [];
     for (const { id, endpoint: e } of data.demandEndpoints(account)) {
       if (!e.active || !e.url || !data.demandSource(account, e.source)?.active) continue;
@@ -53,7 +52,7 @@ function endpointsFor(data: DecisionData, account: number, zoneId: number, video
       const formats = e.supportedFormats;
       if (video) {
         if (formats.includes('video')) out.push({ id, e, format: 'video' });
-      } else if (formats.includes('native') && native.some((n) => !n.ad.demandEndpoint || n.ad.demandEndpoint === id)) {
+      } else if (formats.includes('native') && nativeAdFor(data, account, zoneId, id)) {
         out.push({ id, e, format: 'native' });
       } else if (formats.includes('display') && zone.width > 0 && zone.height > 0 && (!e.allowedSizes.length || e.allowedSizes.includes(`${zone.width}x${zone.height}`))) {
         out.push({ id, e, format: 'display' });
@@ -63,9 +62,19 @@ function endpointsFor(data: DecisionData, account: number, zoneId: number, video
   });
 }
 
-/** The zone's native request (OpenRTB Native 1.2) from its first OpenRTB native ad's template. */
+/**
+ * The zone's OpenRTB native ad an endpoint is asked with: the one naming that endpoint, else the first
+ * that names none (for every endpoint), so a native ad set up for one buyer is not shadowed by a
+ * zone-wide one made before it.
+ */
+function nativeAdFor(data: DecisionData, account: number, zoneId: number, endpoint: number) {
+  const ads = data.ortbNativeAds(account, zoneId);
+  return ads.find((n) => n.ad.demandEndpoint === endpoint) ?? ads.find((n) => !n.ad.demandEndpoint);
+}
+
+/** The zone's native request (OpenRTB Native 1.2) for an endpoint, from its native ad's template. */
 function nativeRequestOf(data: DecisionData, account: number, zoneId: number, endpoint: number): { request: NativeRequest; template: string } | undefined {
-  const ad = data.ortbNativeAds(account, zoneId).find((n) => !n.ad.demandEndpoint || n.ad.demandEndpoint === endpoint);
+  const ad = nativeAdFor(data, account, zoneId, endpoint);
   if (!ad) return undefined;
   const template = data.ortbNativeTemplate(account, ad.ad.template);
   if (!template) return undefined;
@@ -88,7 +97,7 @@ function renderNative(data: DecisionData, account: number, zoneId: number, endpo
   const spec = nativeRequestOf(data, account, zoneId, endpoint);
   const native = nativeResponseOf(adm);
   if (!spec || !native) return '';
-  const tpl = data.ortbNativeAds(account, zoneId).find((n) => !n.ad.demandEndpoint || n.ad.demandEndpoint === endpoint)!;
+  const tpl = nativeAdFor(data, account, zoneId, endpoint)!;
   const assets = data.ortbNativeAssets(account, tpl.ad.template);
   // The landing page behind this platform's click URL (its macro is filled once the decision is signed), so the click counts.
   const landing = native.link?.url;

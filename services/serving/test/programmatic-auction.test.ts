@@ -350,6 +350,28 @@ describe('programmatic auction with real HTTP bidders', () => {
     expect(demandLanding(new URL(`${click}https%3A%2F%2Fbuyer.example%2Fshoes`).search)).toBe('https://buyer.example/shoes');
   });
 
+  it("asks each endpoint with the zone's native ad made for it, else the zone-wide one, whatever their order", async () => {
+    const noBid = () => bidder((_req, res) => res.writeHead(204).end());
+    const own = await noBid();
+    const other = await noBid();
+    const endpoint = (id: number, url: string) => entity('demand_endpoint', id, { demandEndpoint: { source: 40, url, supportedFormats: ['native'], revenueShare: '100', priority: 'network', filterType: 'all', active: true } });
+    const data = dataFrom([
+      entity('standard_zone', ZONE, { zone: { width: 0, height: 0, dimensions: 'dynamic', publisher: 3, allowDemand: true, bidTimeoutMs: 1000 } }),
+      entity('demand_source', 40, { demandSource: { network: 'openrtb', active: true } }),
+      endpoint(1, own.url),
+      endpoint(2, other.url),
+      entity('ortb_native_template', 30, { ortbNativeTemplate: { htmlTemplate: '<b>{{title}}</b>' } }),
+      entity('ortb_native_title_asset', 31, { ortbNativeAsset: { template: 30, asset: 'title', textLength: 60, name: 'Headline' } }),
+      // The zone-wide native ad comes first (a lower id); endpoint 1 has one of its own after it.
+      entity('ortb_native_ad', 34, { ortbNativeAd: { zone: ZONE, template: 30, demandEndpoint: 0, contextType: 1, contextSubType: 12, placementType: 1 } }),
+      entity('ortb_native_ad', 35, { ortbNativeAd: { zone: ZONE, template: 30, demandEndpoint: 1, contextType: 2, contextSubType: 20, placementType: 4 } }),
+    ]);
+    await run(data);
+    const asked = (b: Bidder) => JSON.parse(b.requests[0].imp[0].native!.request as string);
+    expect(asked(own)).toMatchObject({ context: 2, contextsubtype: 20, plcmttype: 4 });
+    expect(asked(other)).toMatchObject({ context: 1, contextsubtype: 12, plcmttype: 1 });
+  });
+
   it('judges markup a nurl returns by the format asked: a native zone drops HTML (204) and shows the next bid\'s native response', async () => {
     const nativeBid = (price: number, url: () => string): Behaviour => (req, res) => res.end(JSON.stringify({ id: req.id, seatbid: [{ seat: 's', bid: [{ id: `n${price}`, impid: '1', price, nurl: `${url()}/win?p=\${AUCTION_PRICE}`, lurl: `${url()}/loss?reason=\${AUCTION_LOSS}` }] }] }));
     const html = await bidder(nativeBid(5, () => html.url));
