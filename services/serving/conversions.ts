@@ -15,12 +15,17 @@ const CONVERSION_KINDS = new Set([...AD_ITEM_KINDS, 'standard_campaign', 'standa
 
 const conversionsRefused = new Counter({ name: 'serving_conversions_refused_total', help: 'Conversion pixels over CONVERSION_LIMIT per client address and account a minute, not recorded', registers: [registry] });
 
+/** The decision field that names what a conversion tag's `type` is: its ad item, campaign, VAST placement or zone. */
+function fieldOf(kind: string): 'adItem' | 'campaign' | 'placement' | 'zone' {
+  if (AD_ITEM_KINDS.has(kind)) return 'adItem';
+  if (kind === 'standard_campaign' || kind === 'vast_campaign') return 'campaign';
+  return kind === 'vast_placement' ? 'placement' : 'zone';
+}
+
 /** Whether a click's decision touched the resource a conversion tag names. */
 function touched(d: Decision, kind: string, id: number): boolean {
-  if (AD_ITEM_KINDS.has(kind)) return d.adItemKind === kind && d.adItem === id;
-  if (kind === 'standard_campaign' || kind === 'vast_campaign') return d.campaign === id;
-  if (kind === 'vast_placement') return d.placement === id;
-  return d.zone === id;
+  const field = fieldOf(kind);
+  return d[field] === id && (field !== 'adItem' || d.adItemKind === kind);
 }
 
 /**
@@ -79,12 +84,9 @@ export class Conversions {
     const ctx = this.visitors.context(req, res);
     const d: Partial<Decision> & { account: number } = attributed ? { ...clicked } : { account };
     if (!attributed) {
-      if (AD_ITEM_KINDS.has(kind)) {
-        d.adItem = id;
-        d.adItemKind = kind;
-      } else if (kind === 'standard_campaign' || kind === 'vast_campaign') d.campaign = id;
-      else if (kind === 'vast_placement') d.placement = id;
-      else d.zone = id;
+      const field = fieldOf(kind);
+      d[field] = id;
+      if (field === 'adItem') d.adItemKind = kind;
     }
     // One conversion per order reference and account, however often its page is reloaded.
     const eventId = reference ? `conversion:${account}:${crypto.createHash('sha256').update(reference).digest('base64url').slice(0, 32)}` : `conversion:${crypto.randomUUID()}`;
